@@ -1,0 +1,36 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""openrc: the flag in command_args of the installer's /etc/init.d/k3s."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
+
+import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+
+
+def test_flag_line_in_command_args(host):
+    script = host.file('/etc/init.d/k3s').content_string
+    assert "\t'%s' \\\n    >>/var/log/k3s.log 2>&1\"" % c.OUR_FLAG in script
+    assert host.file('/etc/init.d/k3s').mode == 0o755
+
+
+def test_service_started_by_openrc(host):
+    assert host.run('rc-service k3s status').rc == 0
+
+
+def test_real_scheduler_runs_with_our_config(host):
+    state = c.launcher_state(host)
+    assert state['scheduler_config'] == c.OUR_CONFIG
+    assert c.OUR_FLAG in host.file('/proc/%d/cmdline' % state['pid']).content_string.replace('\0', ' ')
+    assert c.scheduler_healthy(host)
+
+
+def test_readiness(host):
+    (entry,) = c.readiness_nodes(host)
+    assert entry['restarted'] is True

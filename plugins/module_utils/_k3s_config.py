@@ -1,0 +1,371 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""k3s's configuration files, read the way k3s reads them.
+
+Behaviour modelled (k3s ``pkg/configfilearg``):
+
+* the config file is ``--config``/``-c`` from the command line, else ``$K3S_CONFIG_FILE``,
+  else ``/etc/rancher/k3s/config.yaml``; next to it, ``<file>.d/`` holds drop-ins: every
+  entry that is not a directory and whose name ends in ``.yaml`` or ``.yml`` (any case),
+  in name order, read after the file itself;
+* each file is a YAML mapping; a key's value replaces what earlier files gave it, unless
+  the key ends in ``+``, which appends (a scalar counts as a one-element list);
+* the keys keep the order in which they first appeared; a list gives one ``--key=item``
+  per item, anything else one ``--key=value``; a one-letter key gets a single dash;
+* the flags go right after the subcommand (``server``/``agent``), before the command
+  line's own flags.
+
+Values are turned into text as Go's ``fmt.Sprint`` does (``true``, ``1.5``, ``1e+21``);
+YAML is read with YAML 1.1 rules like yaml.v2 (``yes``/``on``/``y`` are booleans),
+timestamps and sexagesimal numbers stay text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+
+try:
+    import yaml
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
+except ImportError as _e:  # pragma: no cover - PyYAML is on every supported node
+    yaml = None
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = _e
+
+DEFAULT_CONFIG_FILE = '/etc/rancher/k3s/config.yaml'
+# RKE2 is built on k3s's configfilearg: the same rules, its own default file and variable.
+RKE2_CONFIG_FILE = '/etc/rancher/rke2/config.yaml'
+SUBCOMMANDS = ('server', 'agent')
+
+
+class ConfigError(ValueError):
+    """A config file k3s would refuse too (k3s exits on it); the message names the file."""
+
+
+if HAS_YAML:
+    class _Loader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
+        """SafeLoader with yaml.v2's scalar rules and mappings kept as lists of pairs."""
+
+    _Loader.yaml_implicit_resolvers = {
+        key: [(tag, regexp) for tag, regexp in resolvers
+              if tag not in ('tag:yaml.org,2002:timestamp',)]
+        for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    # yaml.v2 knows no sexagesimal numbers (1:30 is text) but reads y/Y/n/N as booleans
+    for _key in list(_Loader.yaml_implicit_resolvers):
+        _Loader.yaml_implicit_resolvers[_key] = [
+            (tag, regexp) for tag, regexp in _Loader.yaml_implicit_resolvers[_key]
+            if tag not in ('tag:yaml.org,2002:int', 'tag:yaml.org,2002:float')]
+    _Loader.add_implicit_resolver(
+        'tag:yaml.org,2002:bool', re.compile(r'^(?:y|Y|n|N)$'), list('yYnN'))
+    _Loader.add_implicit_resolver(
+        'tag:yaml.org,2002:int',
+        re.compile(r'^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$'),
+        list('-+0123456789'))
+    _Loader.add_implicit_resolver(
+        'tag:yaml.org,2002:float',
+        re.compile(r'^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?'
+                   r'|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$'),
+        list('-+0123456789.'))
+
+    def _construct_pairs(loader, node):
+        loader.flatten_mapping(node)
+        return _Pairs((loader.construct_object(k, deep=True), loader.construct_object(v, deep=True))
+                      for k, v in node.value)
+
+    def _construct_bool(loader, node):
+        value = loader.construct_scalar(node)
+        return value.lower() in ('yes', 'true', 'on', 'y')
+
+    _Loader.add_constructor('tag:yaml.org,2002:map', _construct_pairs)
+    _Loader.add_constructor('tag:yaml.org,2002:bool', _construct_bool)
+
+
+class _Pairs(list):
+    """A YAML mapping as an ordered list of (key, value), duplicates kept (yaml.v2 MapSlice)."""
+
+
+def go_string(value):
+    """``value`` as Go's ``fmt.Sprint`` writes what yaml.v2 decoded (wrangler's convert.ToString)."""
+    if value is None:
+        return ''
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_float(value)
+    if isinstance(value, _Pairs):
+        return '[' + ' '.join('{%s %s}' % (go_string(k), go_string(v)) for k, v in value) + ']'
+    if isinstance(value, list):
+        if value:
+            return go_string(value[0])
+        return '[]'
+    if isinstance(value, bytes):
+        return value.decode('utf-8', 'replace')
+    return str(value)
+
+
+def _go_float(value):
+    if math.isnan(value):
+        return 'NaN'
+    if math.isinf(value):
+        return '+Inf' if value > 0 else '-Inf'
+    if value == 0:
+        return '-0' if math.copysign(1, value) < 0 else '0'
+    digits, exp = _shortest_digits(value)
+    sign = '-' if value < 0 else ''
+    # %v: %e when the exponent is < -4 or >= 21, else %f, both with the shortest digits
+    x = exp - 1
+    if x < -4 or x >= 21:
+        mant = digits[0] + ('.' + digits[1:] if len(digits) > 1 else '')
+        return '%s%se%s%02d' % (sign, mant, '-' if x < 0 else '+', abs(x))
+    if exp <= 0:
+        return sign + '0.' + '0' * (-exp) + digits
+    if exp >= len(digits):
+        return sign + digits + '0' * (exp - len(digits))
+    return sign + digits[:exp] + '.' + digits[exp:]
+
+
+def _shortest_digits(value):
+    """Shortest decimal digits d1d2... and exponent e with abs(value) == 0.d1d2... * 10**e."""
+    text = '%r' % abs(value)
+    if 'e' in text:
+        mant, e = text.split('e')
+        e = int(e)
+    else:
+        mant, e = text, 0
+    if '.' in mant:
+        intpart, frac = mant.split('.')
+    else:
+        intpart, frac = mant, ''
+    if frac == '0':
+        frac = ''
+    digits = (intpart + frac).lstrip('0')
+    lead_zeros = len(intpart + frac) - len((intpart + frac).lstrip('0'))
+    exp = len(intpart) + e - lead_zeros
+    digits = digits.rstrip('0') or '0'
+    return digits, exp
+
+
+def load_yaml(data, name='config file'):
+    """The (key, value) pairs of one config file, in file order (duplicates kept)."""
+    if not HAS_YAML:
+        raise ConfigError('reading %s needs PyYAML on the node (Debian: apt-get install python3-yaml): %s'
+                          % (name, YAML_IMPORT_ERROR))
+    if isinstance(data, bytes):
+        data = data.decode('utf-8', 'replace')
+    try:
+        doc = yaml.load(data, Loader=_Loader)  # nosec B506 - _Loader is a SafeLoader
+    except yaml.YAMLError as e:
+        raise ConfigError('%s is not valid YAML (k3s refuses to start on it): %s' % (name, e)) from e
+    if doc is None:
+        return _Pairs()
+    if not isinstance(doc, _Pairs):
+        raise ConfigError('%s must be a YAML mapping of flag names to values (k3s refuses to start on it), '
+                          'not a %s' % (name, type(doc).__name__))
+    return doc
+
+
+def _key_text(key):
+    return go_string(key)
+
+
+def dropin_files(config_file):
+    """The drop-in files k3s reads for ``config_file``, in order."""
+    directory = config_file + '.d'
+    try:
+        names = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return []
+    except NotADirectoryError:
+        return []
+    result = []
+    for name in names:
+        path = os.path.join(directory, name)
+        if os.path.isdir(path):
+            continue
+        if name.lower().endswith(('.yaml', '.yml')):
+            result.append(path)
+    return result
+
+
+def config_files(config_file=DEFAULT_CONFIG_FILE):
+    """The files k3s reads, in order: the config file (when it exists) then its drop-ins."""
+    files = dropin_files(config_file)
+    if os.path.exists(config_file):
+        files.insert(0, config_file)
+    return files
+
+
+def _to_list(value):
+    if isinstance(value, list) and not isinstance(value, _Pairs):
+        return list(value)
+    if isinstance(value, str):
+        return [value]
+    text = go_string(value).strip()
+    return [text] if text else []
+
+
+def merge(documents):
+    """Merge [(name, pairs)] in order; return [(key, value)] in first-seen key order."""
+    order = []
+    values = {}
+    for dummy, pairs in documents:
+        for raw_key, value in pairs:
+            key = _key_text(raw_key)
+            append = key.endswith('+')
+            if append:
+                key = key[:-1]
+            if key not in values:
+                order.append(key)
+            if append and key in values:
+                values[key] = _to_list(values[key]) + _to_list(value)
+            else:
+                values[key] = value
+    return [(k, values[k]) for k in order]
+
+
+def to_flags(merged):
+    """The flags k3s makes of merged config values."""
+    flags = []
+    for key, value in merged:
+        prefix = '-' if len(key) == 1 else '--'
+        if isinstance(value, list) and not isinstance(value, _Pairs):
+            flags.extend('%s%s=%s' % (prefix, key, go_string(v)) for v in value)
+        else:
+            flags.append('%s%s=%s' % (prefix, key, go_string(value)))
+    return flags
+
+
+def read_documents(files, reader=None):
+    """[(path, pairs)] of ``files``; ``reader(path)`` returns bytes (default: read the file)."""
+    docs = []
+    for path in files:
+        if reader is None:
+            with open(path, 'rb') as f:
+                data = f.read()
+        else:
+            data = reader(path)
+        docs.append((path, load_yaml(data, path)))
+    return docs
+
+
+def file_flags(config_file=DEFAULT_CONFIG_FILE):
+    """The flags k3s inserts after the subcommand for ``config_file`` and its drop-ins."""
+    return to_flags(merge(read_documents(config_files(config_file))))
+
+
+def product(argv0):
+    """``rke2`` when the command is RKE2's binary, else ``k3s`` (both read their config files alike)."""
+    return 'rke2' if os.path.basename(argv0 or '') == 'rke2' else 'k3s'
+
+
+def default_config_file(argv0=None):
+    """The config file the product of ``argv0`` reads when nothing names another."""
+    return RKE2_CONFIG_FILE if product(argv0) == 'rke2' else DEFAULT_CONFIG_FILE
+
+
+def find_config_file(argv, environ=None):
+    """The config file k3s (or RKE2) uses for ``argv`` (argv[0] included) and the environment."""
+    environ = environ or {}
+    argv0 = argv[0] if argv else None
+    default = default_config_file(argv0)
+    variable = 'RKE2_CONFIG_FILE' if product(argv0) == 'rke2' else 'K3S_CONFIG_FILE'
+    if environ.get(variable):
+        return environ[variable]
+    for i, arg in enumerate(argv):
+        for name in ('--config', '-c'):
+            if arg == name:
+                return argv[i + 1] if i + 1 < len(argv) else default
+            if arg.startswith(name + '='):
+                return arg[len(name) + 1:]
+    return default
+
+
+def insert_flags(argv, flags):
+    """``argv`` with ``flags`` placed right after the subcommand, as k3s does (argv unchanged without one)."""
+    for i, arg in enumerate(argv):
+        if arg in SUBCOMMANDS:
+            return list(argv[:i + 1]) + list(flags) + list(argv[i + 1:])
+    return list(argv)
+
+
+def flag_values(argv, name):
+    """Values given to flag ``name`` (without dashes) in ``argv``, in order (``--name=v``, ``--name v``, ``-name=v``)."""
+    values = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == '--':
+            break
+        for dash in ('--', '-'):
+            flag = dash + name
+            if arg == flag:
+                if i + 1 < len(argv):
+                    values.append(argv[i + 1])
+                    i += 1
+                break
+            if arg.startswith(flag + '='):
+                values.append(arg[len(flag) + 1:])
+                break
+        i += 1
+    return values
+
+
+def effective_values(cli_args, file_flag_list, name, cli_replaces=True):
+    """The values flag ``name`` ends up with, from the config files' flags and the command line.
+
+    ``cli_args``: the service's command line after the subcommand (or the whole argv).
+    k3s puts the files' flags first and the command line after them. Whether the command
+    line's values for a list flag are added to the files' values or replace them is not
+    settled (see FACTS.md): ``cli_replaces=True`` gives the documented behaviour
+    (replace), ``False`` the one configfilearg's comment describes (append).
+    """
+    from_files = flag_values(file_flag_list, name)
+    from_cli = flag_values(cli_args, name)
+    if cli_replaces and from_cli:
+        return from_cli
+    return from_files + from_cli
+
+
+def scheduler_args(argv, config_file=None, environ=None, cli_replaces=True):
+    """The effective ``--kube-scheduler-arg`` values of a k3s server started with ``argv``."""
+    config_file = config_file or find_config_file(argv, environ)
+    return effective_values(argv, file_flags(config_file), 'kube-scheduler-arg', cli_replaces)
+
+
+def render_values(pairs, header=''):
+    """A config drop-in holding ``pairs`` [(key, value)]; values written as JSON (a subset of YAML)."""
+    out = [header] if header else []
+    for key, value in pairs:
+        if isinstance(value, list):
+            out.append('%s:' % key)
+            out.extend('  - %s' % json.dumps(v, ensure_ascii=False) for v in value)
+        else:
+            out.append('%s: %s' % (key, json.dumps(value, ensure_ascii=False)))
+    return ('\n'.join(out) + '\n') if out else ''
+
+
+def pairs_to_plain(pairs):
+    """Turn loaded pairs into plain Python values (for writing back)."""
+    if isinstance(pairs, _Pairs):
+        return [(go_string(k), _plain(v)) for k, v in pairs]
+    return pairs
+
+
+def _plain(value):
+    if isinstance(value, _Pairs):
+        return dict((go_string(k), _plain(v)) for k, v in value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

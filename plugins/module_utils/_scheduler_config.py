@@ -1,0 +1,1311 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""KubeSchedulerConfiguration: versions, strict validation, and the extender merge.
+
+Pure logic, no Ansible import. ``validate_text`` answers "would kube-scheduler accept
+this file", with kube-scheduler-like messages carrying the field path. ``plan`` turns
+an existing file (or none) and the module's options into the new file content, keeping
+every key, value, comment and order it does not own.
+
+YAML: the document is checked as kube-scheduler reads it (YAML 1.1 scalars, duplicate
+keys refused) with PyYAML; the file is edited with ruamel.yaml round-trip so comments
+and layout survive. Both work with ruamel.yaml 0.17.21 and 0.18.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import re
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config_schema as schema
+
+try:
+    import yaml as pyyaml
+    HAS_PYYAML = True
+    PYYAML_IMPORT_ERROR = None
+except ImportError as _e:  # pragma: no cover - depends on the node
+    pyyaml = None
+    HAS_PYYAML = False
+    PYYAML_IMPORT_ERROR = _e
+
+try:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    HAS_RUAMEL = True
+    RUAMEL_IMPORT_ERROR = None
+except ImportError as _e:  # pragma: no cover - depends on the node
+    YAML = CommentedMap = CommentedSeq = None
+    HAS_RUAMEL = False
+    RUAMEL_IMPORT_ERROR = _e
+
+GROUP = schema.GROUP
+KIND = schema.KIND
+MARKER = '# Created by baremetal.k3s.scheduler_config; it deletes this file when our extender is removed and nothing else is left.'
+MARKER_KEY = 'Created by baremetal.k3s.scheduler_config'
+
+# apiVersion -> (first minor, last minor or None) of Kubernetes 1.x that accepts it
+VERSIONS = {
+    'v1beta1': (19, 22),
+    'v1beta2': (22, 27),
+    'v1beta3': (23, 28),
+    'v1': (25, None),
+}
+VERSION_ORDER = ('v1beta1', 'v1beta2', 'v1beta3', 'v1')
+
+PLATFORM_KUBECONFIGS = (
+    ('k3s', '/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig'),
+    ('rke2', '/var/lib/rancher/rke2/server/cred/scheduler.kubeconfig'),
+    ('kubeadm', '/etc/kubernetes/scheduler.conf'),
+)
+
+# Directories whose every file is read by the kubelet: never put a backup there.
+
+
+class SchedulerConfigError(Exception):
+    """A refusal: ``msg`` says what is wrong and what to do; ``errors`` lists field errors."""
+
+    def __init__(self, msg, errors=None):
+        super().__init__(msg)
+        self.msg = msg
+        self.errors = list(errors or [])
+
+
+# ---------------------------------------------------------------- versions
+_K8S_VERSION = re.compile(r'^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$')
+
+
+def parse_kubernetes_version(text):
+    """``v1.31.4+k3s1``, ``v1.29.3+rke2r1``, ``1.30`` -> (1, 31). Raises SchedulerConfigError."""
+    m = _K8S_VERSION.match(str(text).strip())
+    if not m or int(m.group(1)) != 1:
+        raise SchedulerConfigError(
+            'kubernetes_version %r is not a Kubernetes version; give the scheduler binary\'s version, '
+            'for example v1.31.4+k3s1 (k3s --version), v1.29.3+rke2r1 (rke2 --version) or 1.30' % (text,))
+    return int(m.group(1)), int(m.group(2))
+
+
+def accepted_versions(minor):
+    """apiVersions (short) accepted by Kubernetes 1.<minor>, oldest first."""
+    out = []
+    for version in VERSION_ORDER:
+        first, last = VERSIONS[version]
+        if minor >= first and (last is None or minor <= last):
+            out.append(version)
+    return out
+
+
+def short_version(api_version):
+    """``kubescheduler.config.k8s.io/v1`` -> ``v1``; None when the group or version is unknown."""
+    if not isinstance(api_version, str):
+        return None
+    group, sep, version = api_version.rpartition('/')
+    if sep and group == GROUP and version in VERSIONS:
+        return version
+    return None
+
+
+def resolve_api_version(api_version, kubernetes_version):
+    """The short apiVersion to write for a new file."""
+    minor = parse_kubernetes_version(kubernetes_version)[1] if kubernetes_version else None
+    if api_version in (None, 'auto'):
+        if minor is None:
+            return 'v1'
+        accepted = accepted_versions(minor)
+        if not accepted:
+            raise SchedulerConfigError(
+                'Kubernetes 1.%d accepts no KubeSchedulerConfiguration version this module knows '
+                '(v1beta1 starts with 1.19); give a kubernetes_version of 1.19 or later' % minor)
+        return accepted[-1]
+    if api_version not in VERSIONS:
+        raise SchedulerConfigError('api_version %r is unknown; use one of auto, %s' % (api_version, ', '.join(VERSION_ORDER)))
+    if minor is not None and api_version not in accepted_versions(minor):
+        raise SchedulerConfigError(
+            'kube-scheduler 1.%d does not accept %s/%s (it accepts: %s); use api_version: auto or one of those'
+            % (minor, GROUP, api_version, ', '.join(accepted_versions(minor)) or 'none'))
+    return api_version
+
+
+# ---------------------------------------------------------------- YAML
+# How go-yaml v2 (under sigs.k8s.io/yaml, kube-scheduler's YAML reader) resolves a plain scalar.
+# It is YAML 1.1 but not PyYAML's: "y"/"n" are booleans, "1e3" and "08" are floats, "0o17" is an
+# int, "1:30" is a string. Timestamps stay strings when decoded into JSON.
+_GO_PLAIN_TAG = 'tag:baremetal.k3s,2026:go-plain'
+_GO_MAP = {}
+for _words, _value in ((('y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON'), True),
+                       (('n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF'), False),
+                       (('', '~', 'null', 'Null', 'NULL'), None),
+                       (('.nan', '.NaN', '.NAN'), float('nan')),
+                       (('.inf', '.Inf', '.INF', '+.inf', '+.Inf', '+.INF'), float('inf')),
+                       (('-.inf', '-.Inf', '-.INF'), float('-inf'))):
+    for _word in _words:
+        _GO_MAP[_word] = _value
+_GO_FLOAT = re.compile(r'^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$')
+_GO_TIMESTAMP = re.compile(r'^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}'
+                           r'(([Tt]|[ \t]+)[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]*)?(Z|[-+][0-9]{2}:[0-9]{2})?)?$')
+_GO_DIGITS = {2: '01', 8: '01234567', 10: '0123456789', 16: '0123456789abcdefABCDEF'}
+
+
+def _go_parse_int(text, signed):
+    """Go's strconv.ParseInt(text, 0, 64) (signed) or ParseUint(text, 0, 64); None on error."""
+    sign = 1
+    s = text
+    if signed and s[:1] in ('+', '-'):
+        sign = -1 if s[0] == '-' else 1
+        s = s[1:]
+    base = 10
+    if s[:1] == '0':
+        if len(s) >= 3 and s[1] in 'bB':
+            base, s = 2, s[2:]
+        elif len(s) >= 3 and s[1] in 'oO':
+            base, s = 8, s[2:]
+        elif len(s) >= 3 and s[1] in 'xX':
+            base, s = 16, s[2:]
+        else:
+            base, s = 8, s[1:] or '0'
+    if not s or any(c not in _GO_DIGITS[base] for c in s):
+        return None
+    value = sign * int(s, base)
+    low, high = (-(2 ** 63), 2 ** 63 - 1) if signed else (0, 2 ** 64 - 1)
+    return value if low <= value <= high else None
+
+
+def _go_parse_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return None if value in (float('inf'), float('-inf')) else value
+
+
+def go_resolve_plain(text):
+    """The value go-yaml v2 gives the plain (unquoted, untagged) scalar ``text``."""
+    if text in _GO_MAP:
+        return _GO_MAP[text]
+    hint = text[0]
+    if hint == '.':
+        value = _go_parse_float(text)
+        return text if value is None else value
+    if hint not in '+-0123456789':
+        return text
+    if _GO_TIMESTAMP.match(text):
+        return text
+    plain = text.replace('_', '')
+    for signed in (True, False):
+        value = _go_parse_int(plain, signed)
+        if value is not None:
+            return value
+    if _GO_FLOAT.match(plain):
+        value = _go_parse_float(plain)
+        if value is not None:
+            return value
+    for prefix, sign in (('0b', 1), ('-0b', -1)):
+        if plain.startswith(prefix) and plain[len(prefix):] and all(c in '01' for c in plain[len(prefix):]):
+            value = sign * int(plain[len(prefix):], 2)
+            if -(2 ** 63) <= value <= 2 ** 63 - 1:
+                return value
+    return text
+
+
+def _strict_loader():
+    class StrictLoader(pyyaml.SafeLoader):  # pylint: disable=too-many-ancestors
+        """SafeLoader that refuses duplicate keys and resolves plain scalars as go-yaml v2 does."""
+
+        def resolve(self, kind, value, implicit):
+            if kind is pyyaml.ScalarNode and implicit[0] and value != '<<':
+                return _GO_PLAIN_TAG
+            return pyyaml.SafeLoader.resolve(self, kind, value, implicit)
+
+    def construct_mapping(loader, node, deep=False):
+        loader.flatten_mapping(node)
+        seen = {}
+        for key_node, _value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                raise pyyaml.constructor.ConstructorError(None, None, 'found an unhashable key', key_node.start_mark)
+            if key in seen:
+                raise pyyaml.constructor.ConstructorError(
+                    None, None, 'key %r already set in map (duplicate key)' % (key,), key_node.start_mark)
+            seen[key] = True
+        return pyyaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    def construct_str_timestamp(loader, node):
+        # go-yaml hands a timestamp to JSON as a string; keep it a string.
+        return loader.construct_scalar(node)
+
+    def construct_go_plain(loader, node):
+        return go_resolve_plain(loader.construct_scalar(node))
+
+    StrictLoader.add_constructor('tag:yaml.org,2002:map', construct_mapping)
+    StrictLoader.add_constructor('tag:yaml.org,2002:timestamp', construct_str_timestamp)
+    StrictLoader.add_constructor(_GO_PLAIN_TAG, construct_go_plain)
+    # "<<" is a merge key only as a key (flatten_mapping handles those); as a value go-yaml reads a string.
+    StrictLoader.add_constructor('tag:yaml.org,2002:merge', lambda loader, node: loader.construct_scalar(node))
+    return StrictLoader
+
+
+def load_strict(text):
+    """Parse ``text`` as kube-scheduler would: one YAML document, duplicate keys refused.
+
+    Returns the document (None for an empty file). Raises SchedulerConfigError.
+    """
+    if not HAS_PYYAML:
+        raise SchedulerConfigError('PyYAML is required to check a scheduler config')
+    loader_cls = _strict_loader()
+    try:
+        docs = list(pyyaml.load_all(text, Loader=loader_cls))  # nosec B506 - SafeLoader subclass
+    except pyyaml.YAMLError as e:
+        raise SchedulerConfigError('the file is not valid YAML: %s; fix the syntax or remove the file' % (e,))
+    docs_non_empty = [d for d in docs if d is not None]
+    if len(docs) > 1:
+        raise SchedulerConfigError(
+            'the file holds %d YAML documents; kube-scheduler reads a single KubeSchedulerConfiguration: '
+            'keep one document and remove the others' % len(docs))
+    return docs_non_empty[0] if docs_non_empty else None
+
+
+_LINE = re.compile(r'^( *)(- +)?([^#\s-][^:#]*:)?')
+
+
+def guess_indent(text):
+    """(mapping indent, sequence indent, dash offset) of a block YAML text, for ruamel's ``indent()``.
+
+    The first nested mapping key gives the mapping indent; the first block sequence
+    under a key gives the dash offset and where the item's content starts.
+    """
+    mapping = sequence = offset = None
+    parent = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith('#') or stripped.startswith('---'):
+            continue
+        m = _LINE.match(line)
+        col = len(m.group(1))
+        if m.group(2) and parent is not None and sequence is None and col >= parent:
+            offset = col - parent
+            sequence = offset + len(m.group(2))
+        elif m.group(3) and not m.group(2) and parent is not None and mapping is None and col > parent:
+            mapping = col - parent
+        parent = col if (m.group(3) and stripped.endswith(':') and not m.group(2)) else None
+        if mapping is not None and sequence is not None:
+            break
+    mapping = mapping or 2
+    if sequence is None:
+        sequence, offset = mapping, 0
+    return mapping, max(sequence, offset + 2), offset
+
+
+def _ruamel():
+    y = YAML(typ='rt')
+    y.preserve_quotes = True
+    y.width = 4096
+    y.brace_single_entry_mapping_in_flow_sequence = True
+    return y
+
+
+def _dump(y, data):
+    buf = io.StringIO()
+    y.dump(data, buf)
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------- names
+_QUALIFIED_NAME = re.compile(r'^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$')
+_DNS1123_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+_QN_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+           "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+           "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+def qualified_name_errors(value):
+    """Messages of Kubernetes' IsQualifiedName (label keys, extended resource names)."""
+    errs = []
+    parts = value.split('/')
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append('prefix part must be non-empty')
+        else:
+            if len(prefix) > 253:
+                errs.append('prefix part must be no more than 253 bytes')
+            if not _DNS1123_SUBDOMAIN.match(prefix):
+                errs.append("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                            "characters, '-' or '.', and must start and end with an alphanumeric character")
+    else:
+        return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+                "end with an alphanumeric character, with an optional DNS subdomain prefix and '/'"]
+    if not name:
+        errs.append('name part must be non-empty')
+    else:
+        if len(name) > 63:
+            errs.append('name part must be no more than 63 bytes')
+        if not _QUALIFIED_NAME.match(name):
+            errs.append(_QN_MSG)
+    return errs
+
+
+def is_extended_resource_name(name):
+    """Kubernetes' IsExtendedResourceName."""
+    if '/' not in name or 'kubernetes.io/' in name:
+        return False
+    if name.startswith('requests.'):
+        return False
+    return not qualified_name_errors('requests.' + name)
+
+
+# ---------------------------------------------------------------- field errors
+def _q(value):
+    if isinstance(value, str):
+        return '"%s"' % value
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return str(value)
+
+
+def invalid(path, value, detail):
+    return '%s: Invalid value: %s: %s' % (path, _q(value), detail)
+
+
+def required(path, detail=''):
+    return '%s: Required value%s' % (path, (': ' + detail) if detail else '')
+
+
+def duplicate(path, value):
+    return '%s: Duplicate value: %s' % (path, _q(value))
+
+
+def not_supported(path, value, supported):
+    return '%s: Unsupported value: %s: supported values: %s' % (path, _q(value), ', '.join('"%s"' % s for s in supported))
+
+
+def forbidden(path, detail):
+    return '%s: Forbidden: %s' % (path, detail)
+
+
+# ---------------------------------------------------------------- plugins
+# In-tree plugins of kube-scheduler (v1 API, Kubernetes 1.36: pkg/scheduler/framework/plugins/registry.go) and the
+# extension points each implements. Enabling a plugin at another point is refused
+# (kube-scheduler: 'plugin "X" does not extend Y plugin'). The placement* points are alpha and refused
+# as fields, but the plugins that implement them may still be named in multiPoint.
+_IN_TREE_V1 = {
+    'PrioritySort': ('queueSort',),
+    'SchedulingGates': ('preEnqueue',),
+    'NodeUnschedulable': ('filter',),
+    'NodeName': ('filter',),
+    'TaintToleration': ('filter', 'preScore', 'score'),
+    'NodeAffinity': ('preFilter', 'filter', 'preScore', 'score'),
+    'NodePorts': ('preFilter', 'filter'),
+    'NodeResourcesFit': ('preFilter', 'filter', 'preScore', 'score', 'placementScore'),
+    'VolumeRestrictions': ('preFilter', 'filter'),
+    'NodeVolumeLimits': ('preFilter', 'filter'),
+    'VolumeBinding': ('preFilter', 'filter', 'reserve', 'preBind', 'preScore', 'score'),
+    'VolumeZone': ('preFilter', 'filter'),
+    'PodTopologySpread': ('preFilter', 'filter', 'preScore', 'score'),
+    'InterPodAffinity': ('preFilter', 'filter', 'preScore', 'score'),
+    'DefaultPreemption': ('preEnqueue', 'postFilter'),
+    'NodeResourcesBalancedAllocation': ('preScore', 'score'),
+    'ImageLocality': ('score',),
+    'DefaultBinder': ('bind',),
+    'DynamicResources': ('preEnqueue', 'preFilter', 'filter', 'postFilter', 'score', 'reserve', 'preBind'),
+    'NodeDeclaredFeatures': ('preFilter', 'filter'),
+    'GangScheduling': ('preEnqueue', 'permit'),
+    'TopologyPlacementGenerator': ('placementGenerate',),
+    'PodGroupPodsCount': ('placementScore',),
+}
+_DEFAULT_MULTIPOINT_V1 = (
+    'SchedulingGates', 'PrioritySort', 'NodeUnschedulable', 'NodeName', 'TaintToleration', 'NodeAffinity',
+    'NodePorts', 'NodeResourcesFit', 'VolumeRestrictions', 'NodeVolumeLimits', 'VolumeBinding', 'VolumeZone',
+    'PodTopologySpread', 'InterPodAffinity', 'DynamicResources', 'DefaultPreemption',
+    'NodeResourcesBalancedAllocation', 'ImageLocality', 'DefaultBinder', 'NodeDeclaredFeatures')
+# Removed in the v1 API (kube-scheduler: 'was invalid in version ...').
+_INVALID_IN_V1 = ('AzureDiskLimits', 'CinderLimits', 'EBSLimits', 'GCEPDLimits')
+
+
+def _plugin_set(plugins, point):
+    ps = plugins.get(point) or {}
+    return ps.get('enabled') or [], ps.get('disabled') or []
+
+
+def _validate_plugins_v1(ppath, profile, name):
+    """What kube-scheduler checks when it builds a profile's framework (v1 only)."""
+    errs = []
+    plugins = profile.get('plugins') or {}
+    for point in schema.EXTENSION_POINTS['v1']:
+        enabled, _disabled = _plugin_set(plugins, point)
+        seen = set()
+        for i, plugin in enumerate(enabled):
+            pname = plugin.get('name', '')
+            path = '%s.plugins.%s.enabled[%d]' % (ppath, point, i)
+            if pname in _INVALID_IN_V1:
+                if point != 'multiPoint':
+                    errs.append(invalid(path, pname, 'was invalid in version "%s/v1" (KubeSchedulerConfiguration is version "%s/v1")'
+                                        % (GROUP, GROUP)))
+                else:
+                    errs.append('%s: plugin "%s" does not exist in kube-scheduler 1.25 and later; remove it' % (path, pname))
+                continue
+            if pname not in _IN_TREE_V1:
+                errs.append('%s: plugin "%s" does not exist; kube-scheduler has no such in-tree plugin '
+                            '(known: %s)' % (path, pname, ', '.join(sorted(_IN_TREE_V1))))
+                continue
+            if point != 'multiPoint' and point not in _IN_TREE_V1[pname]:
+                errs.append('%s: plugin "%s" does not extend %s plugin; it implements: %s'
+                            % (path, pname, point, ', '.join(_IN_TREE_V1[pname])))
+            if pname in seen:
+                errs.append('%s: plugin "%s" already registered as "%s"' % (path, pname, point))
+            seen.add(pname)
+    for point, label in (('queueSort', 'queue sort'), ('bind', 'bind')):
+        count = len(_effective(plugins, point))
+        if point == 'queueSort' and count != 1:
+            errs.append('%s: only one %s plugin required for profile with scheduler name "%s", but got %d'
+                        % (ppath, label, name, count))
+        if point == 'bind' and count == 0:
+            errs.append('%s: at least one bind plugin is needed for profile with scheduler name "%s"' % (ppath, name))
+    errs.extend(_score_weight_errors(ppath, plugins))
+    return errs
+
+
+# Weights of the score plugins in kube-scheduler's default multiPoint set (v1, Kubernetes 1.36).
+_DEFAULT_SCORE_WEIGHTS_V1 = {'TaintToleration': 3, 'NodeAffinity': 2, 'NodeResourcesFit': 1, 'PodTopologySpread': 2,
+                             'InterPodAffinity': 2, 'DynamicResources': 2, 'NodeResourcesBalancedAllocation': 1, 'ImageLocality': 1}
+_MAX_INT64 = 2 ** 63 - 1
+
+
+def _wrap64(value):
+    return (value + 2 ** 63) % 2 ** 64 - 2 ** 63
+
+
+def _merged_multipoint(plugins):
+    """multiPoint.enabled after kube-scheduler merges it into its defaults: [(name, weight)], in its order."""
+    mp_enabled, mp_disabled = _plugin_set(plugins, 'multiPoint')
+    disabled = {p.get('name', '') for p in mp_disabled}
+    custom = {p.get('name', ''): i for i, p in enumerate(mp_enabled)}
+    out, replaced = [], set()
+    if '*' not in disabled:
+        for pname in _DEFAULT_MULTIPOINT_V1:
+            if pname in disabled:
+                continue
+            if pname in custom:
+                replaced.add(custom[pname])
+                out.append((pname, mp_enabled[custom[pname]].get('weight', 0)))
+            else:
+                out.append((pname, _DEFAULT_SCORE_WEIGHTS_V1.get(pname, 0)))
+    out.extend((p.get('name', ''), p.get('weight', 0)) for i, p in enumerate(mp_enabled) if i not in replaced)
+    return out
+
+
+def _score_weight_errors(ppath, plugins):
+    """kube-scheduler's overflow check of the summed score weights (int64 arithmetic, so a negative weight
+    followed by another score plugin trips it)."""
+    score_enabled, _disabled = _plugin_set(plugins, 'score')
+    entries = [(p.get('name', ''), p.get('weight', 0)) for p in score_enabled] + _merged_multipoint(plugins)
+    weights = {}
+    total = 0
+    for pname, weight in entries:
+        if 'score' not in _IN_TREE_V1.get(pname, ()) or pname in weights:
+            continue
+        weight = weight or 1
+        weights[pname] = weight
+        if weight * 100 > _wrap64(_MAX_INT64 - total):
+            return ['%s.plugins: score plugin weights: total score of Score plugins could overflow (weight %d of plugin "%s"); '
+                    'use weights from 1 to 100' % (ppath, weight, pname)]
+        total = _wrap64(total + weight * 100)
+    return []
+
+
+def _effective(plugins, point):
+    """Plugins that end up at ``point`` after merging defaults and expanding multiPoint."""
+    enabled, disabled = _plugin_set(plugins, point)
+    mp_enabled, mp_disabled = _plugin_set(plugins, 'multiPoint')
+    mp_disabled_names = {p.get('name', '') for p in mp_disabled}
+    names = [p.get('name', '') for p in enabled]
+    disabled_names = {p.get('name', '') for p in disabled}
+    multipoint = [] if '*' in mp_disabled_names else [n for n in _DEFAULT_MULTIPOINT_V1 if n not in mp_disabled_names]
+    multipoint += [p.get('name', '') for p in mp_enabled if p.get('name', '') not in multipoint]
+    for pname in multipoint:
+        if pname in names or '*' in disabled_names or pname in disabled_names:
+            continue
+        if point in _IN_TREE_V1.get(pname, ()):
+            names.append(pname)
+    return names
+
+
+# ---------------------------------------------------------------- plugin args
+def _needed_plugins_v1(plugins):
+    """Names of the plugins kube-scheduler instantiates for a profile (enabled anywhere, defaults included)."""
+    names = {name for name, _weight in _merged_multipoint(plugins)}
+    for point in schema.EXTENSION_POINTS['v1']:
+        names.update(p.get('name', '') for p in _plugin_set(plugins, point)[0])
+    return names
+
+
+# kube-scheduler 1.36 checks NodeResourcesFitArgs only when it creates the plugin (its validatePluginConfig
+# table names it "NodeResourcesFitArgs", so the profile-level check never applies).
+_ARGS_CHECKED_ONLY_WHEN_NEEDED = ('NodeResourcesFit',)
+
+
+def _validate_args(version, apath, pname, args, needed=True):
+    """Decode and validate one pluginConfig's args (in-tree plugins with an args type)."""
+    errs = []
+    typ = schema.PLUGIN_ARGS[version].get(pname)
+    if typ is None:
+        return errs
+    if not isinstance(args, dict):
+        return ['%s: args for plugin %s must be a mapping of %s fields (this module refuses %s here)'
+                % (apath, pname, typ.name, schema.go_type_name(args))]
+    decoded = schema.decode(typ, args, apath, errs)
+    if errs or decoded is None:
+        return errs
+    kind = decoded.get('kind')
+    if kind and kind != typ.name:
+        errs.append('%s: args for plugin %s were not of type %s/%s, got %s; remove kind or set it to %s'
+                    % (apath, pname, GROUP, typ.name, kind, typ.name))
+    if decoded.get('apiVersion') and decoded['apiVersion'] != '%s/%s' % (GROUP, version):
+        errs.append('%s.apiVersion: args must use the document\'s apiVersion %s/%s, got %s'
+                    % (apath, GROUP, version, decoded['apiVersion']))
+    checker = _ARGS_CHECKS.get(pname)
+    if checker and (needed or pname not in _ARGS_CHECKED_ONLY_WHEN_NEEDED):
+        errs.extend(checker(apath, decoded, version))
+    return errs
+
+
+def _args_default_preemption(path, args, _version):
+    errs = []
+    pct = args.get('minCandidateNodesPercentage', 10)
+    absolute = args.get('minCandidateNodesAbsolute', 100)
+    if pct < 0 or pct > 100:
+        errs.append(invalid(path + '.minCandidateNodesPercentage', pct, 'not in valid range [0, 100]'))
+    if absolute < 0:
+        errs.append(invalid(path + '.minCandidateNodesAbsolute', absolute, 'not in valid range [0, inf)'))
+    if pct == 0 and absolute == 0:
+        errs.append(invalid(path + '.minCandidateNodesPercentage', pct, 'cannot be zero at the same time as minCandidateNodesAbsolute'))
+        errs.append(invalid(path + '.minCandidateNodesAbsolute', absolute, 'cannot be zero at the same time as minCandidateNodesPercentage'))
+    return errs
+
+
+def _args_inter_pod_affinity(path, args, _version):
+    w = args.get('hardPodAffinityWeight', 1)
+    if w < 0 or w > 100:
+        return [invalid(path + '.hardPodAffinityWeight', w, 'not in valid range [0, 100]')]
+    return []
+
+
+def _shape_errors(shape, path):
+    errs = []
+    if not shape:
+        return [required(path, 'at least one point must be specified')]
+    for i in range(1, len(shape)):
+        if shape[i - 1].get('utilization', 0) >= shape[i].get('utilization', 0):
+            errs.append(invalid('%s[%d].utilization' % (path, i), shape[i].get('utilization', 0), 'values must be sorted in increasing order'))
+            break
+    for i, point in enumerate(shape):
+        u, s = point.get('utilization', 0), point.get('score', 0)
+        if u < 0 or u > 100:
+            errs.append(invalid('%s[%d].utilization' % (path, i), u, 'not in valid range [0, 100]'))
+        if s < 0 or s > 10:
+            errs.append(invalid('%s[%d].score' % (path, i), s, 'not in valid range [0, 10]'))
+    return errs
+
+
+def _args_balanced(path, args, _version):
+    errs = []
+    seen = set()
+    for i, res in enumerate(args.get('resources') or []):
+        rname = res.get('name', '')
+        if rname in seen:
+            errs.append(duplicate('%s.resources[%d].name' % (path, i), rname))
+        seen.add(rname)
+        weight = res.get('weight', 0) or 1  # 0 is defaulted to 1
+        if weight != 1:
+            errs.append(invalid('%s.resources[%d].weight' % (path, i), weight, 'must be 1'))
+    return errs
+
+
+def _args_fit(path, args, version):
+    errs = []
+    for i, res in enumerate(args.get('ignoredResources') or []):
+        errs.extend(invalid('%s.ignoredResources[%d]' % (path, i), res, m) for m in qualified_name_errors(res))
+    for i, group in enumerate(args.get('ignoredResourceGroups') or []):
+        gpath = '%s.ignoredResourceGroups[%d]' % (path, i)
+        if '/' in group:
+            errs.append(invalid(gpath, group, "resource group name can't contain '/'"))
+        errs.extend(invalid(gpath, group, m) for m in qualified_name_errors(group))
+    if version == 'v1beta1':
+        return errs
+    strategy = args.get('scoringStrategy')
+    if strategy is None:
+        return errs  # defaulted to LeastAllocated with cpu and memory
+    spath = path + '.scoringStrategy'
+    stype = strategy.get('type', '')
+    supported = ('LeastAllocated', 'MostAllocated', 'RequestedToCapacityRatio')
+    if stype not in supported:
+        errs.append(not_supported(spath + '.type', stype, supported))
+    for i, res in enumerate(strategy.get('resources') or []):
+        weight = res.get('weight', 0) or 1
+        if weight <= 0 or weight > 100:
+            errs.append(invalid('%s.resources[%d].weight' % (spath, i), weight,
+                                'resource weight of %s not in valid range (0, 100]' % res.get('name', '')))
+    rtcr = strategy.get('requestedToCapacityRatio')
+    if stype == 'RequestedToCapacityRatio':
+        if rtcr is None:
+            errs.append(required(spath + '.requestedToCapacityRatio', 'must be specified when type is RequestedToCapacityRatio'))
+        else:
+            errs.extend(_shape_errors(rtcr.get('shape') or [], spath + '.requestedToCapacityRatio.shape'))
+    elif rtcr is not None:
+        errs.append(forbidden(spath + '.requestedToCapacityRatio', 'must be nil when type is not RequestedToCapacityRatio'))
+    return errs
+
+
+def _args_spread(path, args, version):
+    errs = []
+    constraints = args.get('defaultConstraints') or []
+    dtype = args.get('defaultingType', '')
+    if not dtype:
+        dtype = 'List' if (version == 'v1beta1' and constraints) else 'System'
+    if dtype not in ('System', 'List'):
+        errs.append(not_supported(path + '.defaultingType', dtype, ('System', 'List')))
+    elif dtype == 'System' and constraints:
+        errs.append(invalid(path + '.defaultingType', dtype, 'when .defaultConstraints are not empty'))
+    for i, c in enumerate(constraints):
+        cpath = '%s.defaultConstraints[%d]' % (path, i)
+        if c.get('maxSkew', 0) <= 0:
+            errs.append(invalid(cpath + '.maxSkew', c.get('maxSkew', 0), 'not in valid range (0, inf)'))
+        key = c.get('topologyKey', '')
+        if not key:
+            errs.append(required(cpath + '.topologyKey', 'can not be empty'))
+        else:
+            errs.extend(invalid(cpath + '.topologyKey', key, m) for m in qualified_name_errors(key))
+        when = c.get('whenUnsatisfiable', '')
+        if not when:
+            errs.append(required(cpath + '.whenUnsatisfiable', 'can not be empty'))
+        elif when not in ('DoNotSchedule', 'ScheduleAnyway'):
+            errs.append(not_supported(cpath + '.whenUnsatisfiable', when, ('DoNotSchedule', 'ScheduleAnyway')))
+        if 'labelSelector' in c:
+            errs.append(forbidden(cpath + '.labelSelector', 'constraint must not define a selector, as they deduced for each pod'))
+        for other in constraints[:i]:
+            if other.get('topologyKey', '') == key and other.get('whenUnsatisfiable', '') == when:
+                errs.append(duplicate('%s.defaultConstraints[%d]' % (path, i), '{%s, %s}' % (key, when)))
+                break
+    return errs
+
+
+_LABEL_VALUE = re.compile(r'^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')
+_SELECTOR_OPERATORS = ('DoesNotExist', 'Exists', 'Gt', 'In', 'Lt', 'NotIn')
+
+
+def label_value_errors(value):
+    """Messages of Kubernetes' IsValidLabelValue."""
+    errs = []
+    if len(value) > 63:
+        errs.append('must be no more than 63 characters')
+    if not _LABEL_VALUE.match(value):
+        errs.append("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and "
+                    "end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+                    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+    return errs
+
+
+def _is_int64(text):
+    """Go's strconv.ParseInt(text, 10, 64) succeeds."""
+    return bool(re.match(r'^[-+]?[0-9]+$', text)) and -(2 ** 63) <= int(text) <= 2 ** 63 - 1
+
+
+def _selector_term_errors(term, path):
+    """What component-helpers' nodeaffinity parser refuses in one node selector term (labels.NewRequirement)."""
+    errs = []
+    for i, req in enumerate(term.get('matchExpressions') or []):
+        rpath = '%s.matchExpressions[%d]' % (path, i)
+        op, values, key = req.get('operator', ''), req.get('values') or [], req.get('key', '')
+        if op not in _SELECTOR_OPERATORS:
+            errs.append(not_supported(rpath + '.operator', op, _SELECTOR_OPERATORS))
+            continue
+        qn = qualified_name_errors(key)
+        if qn:
+            errs.append(invalid(rpath + '.key', key, '; '.join(qn)))
+        if op in ('In', 'NotIn'):
+            if not values:
+                errs.append(invalid(rpath + '.values', values, "for 'in', 'notin' operators, values set can't be empty"))
+        elif op in ('Exists', 'DoesNotExist'):
+            if values:
+                errs.append(invalid(rpath + '.values', values, 'values set must be empty for exists and does not exist'))
+        else:
+            if len(values) != 1:
+                errs.append(invalid(rpath + '.values', values, "for 'Gt', 'Lt' operators, exactly one value is required"))
+            for j, value in enumerate(values):
+                if not _is_int64(value):
+                    errs.append(invalid('%s.values[%d]' % (rpath, j), value, "for 'Gt', 'Lt' operators, the value must be an integer"))
+        for j, value in enumerate(values):
+            lv = label_value_errors(value)
+            if lv:
+                errs.append(invalid('%s.values[%d][%s]' % (rpath, j, key), value, '; '.join(lv)))
+    for i, req in enumerate(term.get('matchFields') or []):
+        rpath = '%s.matchFields[%d]' % (path, i)
+        if req.get('operator', '') not in ('In', 'NotIn'):
+            errs.append(not_supported(rpath + '.operator', req.get('operator', ''), ('In', 'NotIn')))
+        elif len(req.get('values') or []) != 1:
+            errs.append(invalid(rpath + '.values', req.get('values') or [], 'must have one element'))
+    return errs
+
+
+def _empty_term(term):
+    return not term.get('matchExpressions') and not term.get('matchFields')
+
+
+def _args_node_affinity(path, args, _version):
+    """Empty terms, and preferred terms of weight 0, are skipped by kube-scheduler and not checked."""
+    errs = []
+    affinity = args.get('addedAffinity')
+    if not affinity:
+        return errs
+    base = path + '.addedAffinity'
+    req = affinity.get('requiredDuringSchedulingIgnoredDuringExecution')
+    if req is not None:
+        for i, term in enumerate(req.get('nodeSelectorTerms') or []):
+            if not _empty_term(term):
+                errs.extend(_selector_term_errors(term, '%s.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d]' % (base, i)))
+    for i, pref in enumerate(affinity.get('preferredDuringSchedulingIgnoredDuringExecution') or []):
+        term = pref.get('preference') or {}
+        if pref.get('weight', 0) != 0 and not _empty_term(term):
+            errs.extend(_selector_term_errors(term, '%s.preferredDuringSchedulingIgnoredDuringExecution[%d]' % (base, i)))
+    return errs
+
+
+def _args_volume_binding(path, args, _version):
+    errs = []
+    if args.get('bindTimeoutSeconds', 600) < 0:
+        errs.append(invalid(path + '.bindTimeoutSeconds', args['bindTimeoutSeconds'],
+                            'invalid BindTimeoutSeconds, should not be a negative value'))
+    if 'shape' in args:
+        errs.append(invalid(path + '.shape', 'shape', 'unexpected field `shape`, remove it or turn on the feature gate '
+                            'StorageCapacityScoring (this module assumes the gate is off, its default)'))
+    return errs
+
+
+def _args_dynamic_resources(path, args, _version):
+    errs = []
+    if args.get('filterTimeout', 0) < 0:
+        errs.append(invalid(path + '.filterTimeout', schema.format_duration(args['filterTimeout']), 'must be zero or positive'))
+    if 'bindingTimeout' in args:
+        errs.append(forbidden(path + '.bindingTimeout', 'needs the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus '
+                              'feature gates, which this module cannot see; remove it'))
+    return errs
+
+
+_ARGS_CHECKS = {
+    'DefaultPreemption': _args_default_preemption,
+    'InterPodAffinity': _args_inter_pod_affinity,
+    'NodeResourcesBalancedAllocation': _args_balanced,
+    'NodeResourcesFit': _args_fit,
+    'PodTopologySpread': _args_spread,
+    'NodeAffinity': _args_node_affinity,
+    'VolumeBinding': _args_volume_binding,
+    'DynamicResources': _args_dynamic_resources,
+}
+
+
+# ---------------------------------------------------------------- whole document
+def _validate_leader_election(le):
+    errs = []
+    if not le.get('leaderElect', True):
+        return errs
+    lease = le.get('leaseDuration') or 15 * 10 ** 9
+    renew = le.get('renewDeadline') or 10 * 10 ** 9
+    retry = le.get('retryPeriod') or 2 * 10 ** 9
+    for fname, value in (('leaseDuration', lease), ('renewDeadline', renew), ('retryPeriod', retry)):
+        if value <= 0:
+            errs.append(invalid('leaderElection.' + fname, schema.format_duration(value), 'must be greater than zero'))
+    if lease <= renew:
+        errs.append(invalid('leaderElection.leaseDuration', schema.format_duration(renew), 'LeaseDuration must be greater than RenewDeadline'))
+    lock = le.get('resourceLock') or 'leases'
+    if lock != 'leases':
+        errs.append(invalid('leaderElection.resourceLock', lock, 'resourceLock value must be "leases"'))
+    return errs
+
+
+def _validate_extenders(extenders, check_files, exists):
+    errs = []
+    binders = 0
+    managed = set()
+    for i, ext in enumerate(extenders):
+        path = 'extenders[%d]' % i
+        if ext.get('prioritizeVerb') and ext.get('weight', 0) <= 0:
+            errs.append(invalid(path + '.weight', ext.get('weight', 0), 'must have a positive weight applied to it'))
+        if ext.get('bindVerb'):
+            binders += 1
+        for j, res in enumerate(ext.get('managedResources') or []):
+            rpath = '%s.managedResources[%d].name' % (path, j)
+            rname = res.get('name', '')
+            qn = qualified_name_errors(rname)
+            errs.extend(invalid(rpath, rname, m) for m in qn)
+            if not qn and not is_extended_resource_name(rname):
+                errs.append(invalid(rpath, rname, 'is an invalid extended resource name'))
+            if rname in managed:
+                errs.append(invalid(rpath, rname, 'duplicate extender managed resource name'))
+            managed.add(rname)
+        errs.extend(_validate_tls(path + '.tlsConfig', ext.get('tlsConfig'), check_files, exists))
+    if binders > 1:
+        errs.append(invalid('extenders', 'found %d extenders implementing bind' % binders, 'only one extender can implement bind'))
+    return errs
+
+
+def _validate_tls(path, tls, check_files, exists):
+    """What building the extender's HTTP transport refuses (and a few deliberate refusals)."""
+    errs = []
+    if tls is None:
+        return errs
+    has_ca = bool(tls.get('caFile') or tls.get('caData'))
+    if has_ca and tls.get('insecure', False):
+        errs.append(invalid(path + '.insecure', True, 'specifying a root certificates file with the insecure flag is not allowed'))
+    has_cert = bool(tls.get('certFile') or tls.get('certData'))
+    has_key = bool(tls.get('keyFile') or tls.get('keyData'))
+    if has_cert != has_key:
+        errs.append(invalid(path, 'certificate without key' if has_cert else 'key without certificate',
+                            'give both a client certificate (certFile or certData) and its key (keyFile or keyData), or neither'))
+    for fname, marker in (('caData', 'CERTIFICATE'), ('certData', 'CERTIFICATE'), ('keyData', 'PRIVATE KEY')):
+        data = tls.get(fname)
+        if data and ('-----BEGIN' not in data.decode('latin-1') or marker not in data.decode('latin-1')):
+            errs.append(invalid('%s.%s' % (path, fname), '<%d bytes>' % len(data),
+                                'is not PEM %s data (base64 of the PEM text is expected)' % marker))
+    if check_files:
+        for fname in ('certFile', 'keyFile', 'caFile'):
+            fpath = tls.get(fname)
+            if fpath and not exists(fpath):
+                errs.append(invalid('%s.%s' % (path, fname), fpath, 'no such file on the node; create it first or fix the path'))
+    return errs
+
+
+def _validate_client_connection(cc, check_files, exists):
+    errs = []
+    if cc.get('burst', 0) < 0:
+        errs.append(invalid('clientConnection.burst', cc['burst'], 'must be non-negative'))
+    kubeconfig = cc.get('kubeconfig', '')
+    offer = '; '.join('%s: %s' % pair for pair in PLATFORM_KUBECONFIGS)
+    if not kubeconfig:
+        errs.append(required('clientConnection.kubeconfig',
+                             'kube-scheduler ignores --kubeconfig when --config is given and fails with "no configuration has been '
+                             'provided"; set the scheduler kubeconfig of your platform (%s)' % offer))
+    elif check_files and os.path.isdir(kubeconfig):
+        errs.append(invalid('clientConnection.kubeconfig', kubeconfig, 'is a directory; kube-scheduler fails to load it. Use the platform\'s '
+                            'scheduler kubeconfig (%s)' % offer))
+    elif check_files and not exists(kubeconfig):
+        errs.append(invalid('clientConnection.kubeconfig', kubeconfig,
+                            'no such file on the node; kube-scheduler would fail to start. Use the platform\'s scheduler '
+                            'kubeconfig (%s)' % offer))
+    return errs
+
+
+def validate_data(data, version, check_files=True, exists=os.path.exists):
+    """Validate a parsed document of apiVersion ``version`` (short). Returns a list of errors."""
+    errors = []
+    decoded = schema.decode(schema.SCHEMAS[version], data, '', errors)
+    if decoded is None:
+        return errors
+    if errors:
+        return ['strict decoding error: ' + e for e in errors]
+    errs = []
+    errs.extend(_validate_client_connection(decoded.get('clientConnection') or {}, check_files, exists))
+    errs.extend(_validate_leader_election(decoded.get('leaderElection') or {}))
+    parallelism = decoded.get('parallelism', 16)
+    if parallelism <= 0:
+        errs.append(invalid('parallelism', parallelism, 'should be an integer value greater than zero'))
+    profiles = decoded.get('profiles')
+    if profiles is None or len(profiles) == 0:
+        profiles = [{}]
+    seen = {}
+    for i, profile in enumerate(profiles):
+        ppath = 'profiles[%d]' % i
+        # kube-scheduler names a profile default-scheduler only when it is the only one
+        sname = profile.get('schedulerName', 'default-scheduler' if len(profiles) == 1 else '')
+        if not sname:
+            errs.append(required(ppath + '.schedulerName'))
+        pct = profile.get('percentageOfNodesToScore')
+        if pct is not None and (pct < 0 or pct > 100):
+            errs.append(invalid(ppath + '.percentageOfNodesToScore', pct, 'not in valid range [0-100]'))
+        if version == 'v1':
+            errs.extend(_validate_plugins_v1(ppath, profile, sname))
+        seen_config = set()
+        for j, pc in enumerate(profile.get('pluginConfig') or []):
+            cpath = '%s.pluginConfig[%d]' % (ppath, j)
+            pname = pc.get('name', '')
+            if pname in seen_config:
+                errs.append(duplicate(cpath, pname))
+            seen_config.add(pname)
+            if version == 'v1' and pname in _INVALID_IN_V1:
+                errs.append(invalid(cpath, pname, 'was invalid in version "%s/v1" (KubeSchedulerConfiguration is version "%s/v1")' % (GROUP, GROUP)))
+                continue
+            if 'args' in pc:
+                needed = version != 'v1' or pname in _needed_plugins_v1(profile.get('plugins') or {})
+                errs.extend(_validate_args(version, cpath + '.args', pname, pc['args'], needed))
+            elif pname in schema.PLUGIN_ARGS[version]:
+                errs.append('%s.args: args for plugin %s are missing or null; give a mapping (this module refuses an empty args)'
+                            % (cpath, pname))
+        if sname in seen:
+            errs.append(duplicate(ppath + '.schedulerName', 'profiles[%d].schedulerName' % seen[sname]))
+        seen[sname] = i
+    errs.extend(_validate_queue_sort(profiles, version))
+    pct = decoded.get('percentageOfNodesToScore')
+    if pct is not None and (pct < 0 or pct > 100):
+        errs.append(invalid('percentageOfNodesToScore', pct, 'not in valid range [0-100]'))
+    initial = decoded.get('podInitialBackoffSeconds', 1)
+    maximum = decoded.get('podMaxBackoffSeconds', 10)
+    if initial <= 0:
+        errs.append(invalid('podInitialBackoffSeconds', initial, 'must be greater than 0'))
+    if maximum < initial:
+        errs.append(invalid('podMaxBackoffSeconds', maximum, 'must be greater than or equal to PodInitialBackoffSeconds'))
+    errs.extend(_validate_extenders(decoded.get('extenders') or [], check_files, exists))
+    if version == 'v1':
+        errs.extend(_validate_ignored_resources(decoded.get('extenders') or [], profiles))
+    return errs
+
+
+def _validate_ignored_resources(extenders, profiles):
+    """kube-scheduler copies the extenders' ignoredByScheduler resources into every profile's NodeResourcesFitArgs;
+    a profile without them (NodeResourcesFit neither used nor configured) fails: "can't find NodeResourcesFitArgs"."""
+    if not any(res.get('ignoredByScheduler') for ext in extenders for res in ext.get('managedResources') or []):
+        return []
+    errs = []
+    for i, profile in enumerate(profiles):
+        configured = any(pc.get('name', '') == 'NodeResourcesFit' for pc in profile.get('pluginConfig') or [])
+        if not configured and 'NodeResourcesFit' not in _needed_plugins_v1(profile.get('plugins') or {}):
+            errs.append(invalid('profiles[%d].pluginConfig' % i, 'NodeResourcesFit',
+                                "can't find NodeResourcesFitArgs in plugin config: an extender's managedResources has "
+                                'ignoredByScheduler: true, so every profile needs NodeResourcesFit enabled or configured'))
+    return errs
+
+
+def _queue_sort_key(profile):
+    qs = (profile.get('plugins') or {}).get('queueSort') or {}
+    enabled = tuple((p.get('name', ''), p.get('weight')) for p in qs.get('enabled') or [])
+    disabled = tuple(p.get('name', '') for p in qs.get('disabled') or [])
+    return enabled, disabled
+
+
+def _queue_sort_args(profile):
+    """The queue sort plugin of a profile and its pluginConfig args (None when not configured), comparable."""
+    plugins = profile.get('plugins') or {}
+    effective = _effective(plugins, 'queueSort')
+    name = effective[0] if effective else ''
+    for pc in profile.get('pluginConfig') or []:
+        if pc.get('name', '') == name:
+            return name, json.dumps(pc.get('args'), sort_keys=True)
+    return name, None
+
+
+def _args_repr(pc):
+    return json.dumps(pc['args'], sort_keys=True) if 'args' in pc else None
+
+
+def _validate_queue_sort_configs(profiles):
+    """kube-scheduler's validateCommonQueueSort on pluginConfig: every later profile's config named like the queue
+    sort plugin explicitly enabled in profiles[0] ("" when none is) must carry the same args as profiles[0]'s."""
+    errs = []
+    enabled = ((profiles[0].get('plugins') or {}).get('queueSort') or {}).get('enabled') or []
+    name = enabled[0].get('name', '') if enabled else ''
+    canon = None
+    if name:
+        for pc in profiles[0].get('pluginConfig') or []:
+            if pc.get('name', '') == name:
+                canon = _args_repr(pc)
+    for i in range(1, len(profiles)):
+        for j, pc in enumerate(profiles[i].get('pluginConfig') or []):
+            if pc.get('name', '') == name and _args_repr(pc) != canon:
+                errs.append(invalid('profiles[%d].pluginConfig[%d].args' % (i, j), pc.get('args'), 'queueSort must be the same for all profiles'
+                                    + ('' if name else ' (a pluginConfig with an empty name counts as the queue sort plugin\'s)')))
+    return errs
+
+
+def _validate_queue_sort(profiles, version):
+    errs = []
+    canon = _queue_sort_key(profiles[0])
+    if len(canon[0]) > 1:
+        errs.append(invalid('profiles[0].plugins.queueSort.Enabled', len(canon[0]), 'only one queue sort plugin can be enabled'))
+    errs.extend(_validate_queue_sort_configs(profiles))
+    for i in range(1, len(profiles)):
+        if _queue_sort_key(profiles[i]) != canon:
+            errs.append(invalid('profiles[%d].plugins.queueSort' % i, 'queueSort', 'must be the same for all profiles'))
+        elif version == 'v1' and _queue_sort_args(profiles[i]) != _queue_sort_args(profiles[0]):
+            # kube-scheduler: 'different queue sort plugin args for profile'
+            errs.append(invalid('profiles[%d].pluginConfig' % i, _queue_sort_args(profiles[i])[0],
+                                'the queue sort plugin\'s args must be the same for all profiles (given or left out in all of them)'))
+    return errs
+
+
+def check_document(data, kubernetes_version=None):
+    """Kind/apiVersion checks before anything else. Returns the short apiVersion. Raises."""
+    if data is None:
+        raise SchedulerConfigError('the file is empty; remove it, or write a KubeSchedulerConfiguration into it')
+    if not isinstance(data, dict):
+        raise SchedulerConfigError('the file holds a %s, not a mapping; a scheduler config is a KubeSchedulerConfiguration mapping'
+                                   % schema.go_type_name(data))
+    kind = data.get('kind')
+    if kind == 'Policy' or (kind is None and ('predicates' in data or 'priorities' in data)):
+        raise SchedulerConfigError(
+            'this is a legacy scheduler Policy file (--policy-config-file); the Policy API was removed in Kubernetes 1.23 '
+            'and kube-scheduler no longer reads it. Move its extenders into a KubeSchedulerConfiguration '
+            '(apiVersion %s/v1, extenders: with urlPrefix, enableHTTPS, httpTimeout as a duration like "15s"), '
+            'point --config at that file and drop --policy-config-file' % GROUP)
+    api_version = data.get('apiVersion')
+    if kind != KIND:
+        raise SchedulerConfigError('the file\'s kind is %r, not %s; point the module at the scheduler\'s --config file'
+                                   % (kind, KIND))
+    version = short_version(api_version)
+    if version is None:
+        raise SchedulerConfigError('apiVersion %r is not a KubeSchedulerConfiguration version; use %s/v1 (or %s)'
+                                   % (api_version, GROUP, ', '.join(VERSION_ORDER[:-1])))
+    if kubernetes_version:
+        minor = parse_kubernetes_version(kubernetes_version)[1]
+        accepted = accepted_versions(minor)
+        if version not in accepted:
+            raise SchedulerConfigError(
+                'the file uses %s/%s, which kube-scheduler 1.%d no longer accepts (it accepts: %s); a k3s/RKE2 server with this '
+                'file shuts down at start. Move the file to %s/%s: rename the apiVersion and check the fields that changed '
+                '(see the kube-scheduler config migration notes), then run again'
+                % (GROUP, version, minor, ', '.join(accepted) or 'none', GROUP, accepted[-1] if accepted else 'v1'))
+    return version
+
+
+def validate_text(text, kubernetes_version=None, check_files=True, exists=os.path.exists):
+    """Everything: YAML, kind, apiVersion, strict decoding, rules. Returns (short version, errors)."""
+    try:
+        data = load_strict(text)
+        version = check_document(data, kubernetes_version)
+    except SchedulerConfigError as e:
+        return None, [e.msg]
+    return version, validate_data(data, version, check_files=check_files, exists=exists)
+
+
+# ---------------------------------------------------------------- our extender
+_EXTENDER_FIELDS = (
+    ('url_prefix', 'urlPrefix'), ('filter_verb', 'filterVerb'), ('preempt_verb', 'preemptVerb'),
+    ('prioritize_verb', 'prioritizeVerb'), ('weight', 'weight'), ('bind_verb', 'bindVerb'),
+    ('enable_https', 'enableHTTPS'), ('tls_config', 'tlsConfig'), ('http_timeout', 'httpTimeout'),
+    ('node_cache_capable', 'nodeCacheCapable'), ('managed_resources', 'managedResources'), ('ignorable', 'ignorable'),
+)
+_TLS_FIELDS = (
+    ('insecure', 'insecure'), ('server_name', 'serverName'), ('cert_file', 'certFile'), ('key_file', 'keyFile'),
+    ('ca_file', 'caFile'), ('cert_data', 'certData'), ('key_data', 'keyData'), ('ca_data', 'caData'),
+)
+
+
+def render_extender(options, exists=os.path.exists):
+    """The module's snake_case extender option -> the camelCase mapping. Raises SchedulerConfigError."""
+    errs = []
+    url = options.get('url_prefix') or ''
+    if not re.match(r'^https?://[^/\s]+', url):
+        errs.append('extender.url_prefix %r must be an http:// or https:// URL, for example http://127.0.0.1:8889' % url)
+    out = {}
+    for snake, camel in _EXTENDER_FIELDS:
+        value = options.get(snake)
+        if value is None:
+            continue
+        if snake == 'tls_config':
+            tls = {}
+            for tsnake, tcamel in _TLS_FIELDS:
+                tvalue = value.get(tsnake)
+                if tvalue is None:
+                    continue
+                if tsnake.endswith('_data'):
+                    tvalue = base64.b64encode(tvalue.encode('utf-8')).decode('ascii')
+                if tsnake.endswith('_file'):
+                    if not os.path.isabs(tvalue):
+                        errs.append('extender.tls_config.%s %r must be an absolute path' % (tsnake, tvalue))
+                    elif not exists(tvalue):
+                        errs.append('extender.tls_config.%s %s does not exist on the node; create it before adding the extender'
+                                    % (tsnake, tvalue))
+                tls[tcamel] = tvalue
+            if tls:
+                out[camel] = tls
+            continue
+        if snake == 'managed_resources':
+            resources = []
+            names = set()
+            for res in value:
+                item = {'name': res['name']}
+                if res.get('ignored_by_scheduler') is not None:
+                    item['ignoredByScheduler'] = res['ignored_by_scheduler']
+                if res['name'] in names:
+                    errs.append('extender.managed_resources lists %s twice; list each resource once' % res['name'])
+                names.add(res['name'])
+                resources.append(item)
+            out[camel] = resources
+            continue
+        if snake == 'http_timeout':
+            try:
+                schema.parse_go_duration(value)
+            except ValueError as e:
+                errs.append('extender.http_timeout %r: %s; give a Go duration such as 15s or 1m30s' % (value, e))
+        out[camel] = value
+    if out.get('prioritizeVerb') and (out.get('weight') or 0) <= 0:
+        errs.append('extender.weight must be greater than 0 when prioritize_verb is set (kube-scheduler: "must have a positive weight '
+                    'applied to it"); set weight: 1 or more')
+    if errs:
+        raise SchedulerConfigError('invalid extender option: ' + '; '.join(errs), errs)
+    return out
+
+
+def _to_plain(value):
+    if isinstance(value, dict):
+        return {k: _to_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_plain(v) for v in value]
+    return value
+
+
+def _commented(value):
+    if isinstance(value, dict):
+        cm = CommentedMap()
+        for k, v in value.items():
+            cm[k] = _commented(v)
+        return cm
+    if isinstance(value, list):
+        cs = CommentedSeq()
+        for v in value:
+            cs.append(_commented(v))
+        return cs
+    return value
+
+
+def _url_of(entry):
+    return entry.get('urlPrefix') if isinstance(entry, dict) else None
+
+
+def extender_urls(data):
+    if not isinstance(data, dict) or not isinstance(data.get('extenders'), list):
+        return []
+    return [_url_of(e) for e in data['extenders'] if isinstance(e, dict)]
+
+
+def _has_marker(text):
+    return MARKER_KEY in '\n'.join(text.splitlines()[:5])
+
+
+def _only_ours_left(data):
+    """True when the document holds nothing but what a new file of ours holds."""
+    allowed = {'apiVersion', 'kind', 'clientConnection', 'leaderElection', 'extenders'}
+    if set(data) - allowed:
+        return False
+    if set(data.get('clientConnection') or {}) - {'kubeconfig'}:
+        return False
+    if set(data.get('leaderElection') or {}) - {'leaderElect'}:
+        return False
+    return not data.get('extenders')
+
+
+def new_document(version, kubeconfig, leader_elect, extender):
+    return {
+        'apiVersion': '%s/%s' % (GROUP, version),
+        'kind': KIND,
+        'clientConnection': {'kubeconfig': kubeconfig},
+        'leaderElection': {'leaderElect': leader_elect},
+        'extenders': [extender],
+    }
+
+
+def plan(before, params, exists=os.path.exists):
+    """Compute the change.
+
+    ``before``: the file's bytes or None. ``params``: state, extender, api_version,
+    kubernetes_version, kubeconfig, leader_elect. Returns a dict: ``after`` (bytes, or
+    None to delete the file), ``changed``, ``api_version`` (full), ``extenders``,
+    ``created``, ``removed``. Raises SchedulerConfigError; nothing is written here.
+    """
+    if not (HAS_RUAMEL and HAS_PYYAML):
+        raise SchedulerConfigError('ruamel.yaml and PyYAML are required')
+    state = params.get('state') or 'present'
+    ext_opts = params.get('extender') or {}
+    kubernetes_version = params.get('kubernetes_version')
+    if state == 'present':
+        ours = render_extender(ext_opts, exists=exists)
+    else:
+        ours = None
+    url = ext_opts.get('url_prefix') or ''
+    result = {'changed': False, 'created': False, 'removed': False, 'after': before}
+
+    if before is None:
+        version = resolve_api_version(params.get('api_version'), kubernetes_version)
+        result['api_version'] = '%s/%s' % (GROUP, version)
+        if state == 'absent':
+            result['extenders'] = []
+            return result
+        kubeconfig = params.get('kubeconfig')
+        offer = '; '.join('%s: %s' % pair for pair in PLATFORM_KUBECONFIGS)
+        if not kubeconfig:
+            raise SchedulerConfigError(
+                'the file does not exist, so kubeconfig is required: kube-scheduler ignores --kubeconfig when --config is given. '
+                'Set kubeconfig to the platform\'s scheduler kubeconfig (%s)' % offer)
+        doc = new_document(version, kubeconfig, params.get('leader_elect', True), ours)
+        text = MARKER + '\n' + _dump(_ruamel(), _commented(doc))
+        _final_check(text, kubernetes_version, exists)
+        result.update(after=text.encode('utf-8'), changed=True, created=True, extenders=[url])
+        return result
+
+    try:
+        text = before.decode('utf-8')
+    except UnicodeDecodeError:
+        raise SchedulerConfigError('the file is not UTF-8 text; fix or remove it')
+    data = load_strict(text)
+    version = check_document(data, kubernetes_version)
+    if params.get('api_version') not in (None, 'auto') and params['api_version'] != version:
+        raise SchedulerConfigError(
+            'the file uses %s/%s but api_version is %s; this module does not convert files between versions. '
+            'Use api_version: auto, or migrate the file first' % (GROUP, version, params['api_version']))
+    result['api_version'] = '%s/%s' % (GROUP, version)
+    if isinstance(data.get('extenders'), list):
+        current = [e for e in data['extenders'] if isinstance(e, dict) and e.get('urlPrefix') == url]
+    else:
+        current = []
+
+    if state == 'present' and len(current) == 1 and current[0] == ours:
+        result['extenders'] = extender_urls(data)
+        return result
+    if state == 'absent' and not current:
+        result['extenders'] = extender_urls(data)
+        return result
+
+    y = _ruamel()
+    mapping, sequence, offset = guess_indent(text)
+    y.indent(mapping=mapping, sequence=sequence, offset=offset)
+    rt = y.load(text)
+    exts = rt.get('extenders')
+    if state == 'present':
+        if not isinstance(exts, list):
+            rt['extenders'] = CommentedSeq()
+            exts = rt['extenders']
+        positions = [i for i, e in enumerate(exts) if isinstance(e, dict) and e.get('urlPrefix') == url]
+        if positions:
+            exts[positions[0]] = _commented(ours)
+            for i in reversed(positions[1:]):
+                del exts[i]
+        else:
+            exts.append(_commented(ours))
+    else:
+        for i in reversed([i for i, e in enumerate(exts) if isinstance(e, dict) and e.get('urlPrefix') == url]):
+            del exts[i]
+        if not exts:
+            del rt['extenders']
+        if _has_marker(text) and _only_ours_left(_to_plain(rt)):
+            result.update(after=None, changed=True, removed=True, extenders=[])
+            return result
+    new_text = _dump(y, rt)
+    _final_check(new_text, kubernetes_version, exists)
+    after = new_text.encode('utf-8')
+    result.update(after=after, changed=after != before, extenders=extender_urls(load_strict(new_text)))
+    return result
+
+
+def _final_check(text, kubernetes_version, exists):
+    _version, errors = validate_text(text, kubernetes_version, check_files=True, exists=exists)
+    if errors:
+        raise SchedulerConfigError(
+            'refusing to write a scheduler config that kube-scheduler would reject (a k3s/RKE2 server shuts down on it): %s'
+            % '; '.join(errors), errors)

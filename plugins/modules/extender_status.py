@@ -1,0 +1,649 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: extender_status
+short_description: Tell whether the kube-scheduler restarted since a change and whether its extender answers
+version_added: 0.1.0
+description:
+  - Reports, for one node, whether the kube-scheduler has started at or after the time of a
+    change (O(since)), whether the scheduler itself is healthy, and whether the scheduler
+    extender answers a valid request the way the scheduler sends it.
+  - 'Restart time: on k3s the scheduler runs inside the k3s process, so the service''s start
+    is used: C(systemctl show) C(ExecMainStartTimestampMonotonic) moved to the wall clock with
+    the node''s current C(CLOCK_REALTIME - CLOCK_MONOTONIC) offset (time zones, DST and clock
+    changes cannot fool it), or, under openrc, the start of the process C(supervise-daemon)
+    runs (C(/proc/<pid>/stat) plus the boot time). On RKE2 and kubeadm the start of the
+    C(kube-scheduler) process is used, or the static-pod container''s start from C(crictl)
+    when no such process is visible.'
+  - k3s tells systemd it is ready before its scheduler starts, and a broken scheduler config
+    stops k3s seconds later. The scheduler's own health endpoint is therefore part of RV(ready).
+  - With O(wait=true) the module polls every O(interval) seconds until ready, until
+    O(update_timeout) passes without the restart being seen, until a crash loop is seen (see
+    below), or until O(timeout). It returns (does not fail) when not ready; the caller decides
+    to restart again or roll back.
+  - 'Crash loop: k3s is run with C(Restart=always) (systemd) or respawned by C(supervise-daemon)
+    (openrc), so a scheduler config that kills k3s makes it exit and start again every few
+    seconds; each start would look like a fresh restart. The first look whose start is at or
+    after the change is the baseline: the restart that applied the change happens before it and
+    is never counted. From then on an exit is counted for each automatic restart (systemd
+    C(NRestarts) above its baseline value; at the baseline all but one of its automatic
+    restarts, since a manual start resets C(NRestarts)), for each new main pid (openrc: the child
+    of C(supervise-daemon); RKE2/kubeadm: also a new kube-scheduler process or container), and
+    for a main process that is gone while the manager restarts it (C(SubState=auto-restart),
+    C(failed), openrc C(crashed)). Two or more exits while the scheduler health endpoint has
+    never answered C(ok) since the baseline is a crash loop: RV(crash_loop=true),
+    RV(ready=false), the service''s last log lines in RV(journal), and with O(wait=true) the
+    module returns at once. One exit, or a slow start that never exits, is not a crash loop;
+    once the scheduler answered healthy there is none. A single look (O(wait=false)) sees a
+    crash loop only from the counter and the state (for example C(NRestarts=2) in
+    C(auto-restart) after a start past the change).'
+  - Read-only; never changes the node.
+author:
+  - baremetal.k3s contributors (@baremetal)
+extends_documentation_fragment:
+  - baremetal.k3s._attributes
+  - baremetal.k3s._attributes.INFO_MODULE
+options:
+  platform:
+    description:
+      - Where the kube-scheduler runs.
+      - V(k3s) inside the k3s service; V(rke2) and V(kubeadm) as a static pod.
+    type: str
+    choices: [k3s, rke2, kubeadm]
+    default: k3s
+  init:
+    description:
+      - The node's service manager.
+      - V(auto) picks V(openrc) when C(/sbin/openrc-run) exists and systemd is not running
+        (no C(/run/systemd/system)), else V(systemd).
+    type: str
+    choices: [auto, systemd, openrc]
+    default: auto
+  service:
+    description:
+      - The service to check.
+      - Defaults to V(k3s) for O(platform=k3s), V(rke2-server) for V(rke2) and V(kubelet) for V(kubeadm).
+    type: str
+  since:
+    description:
+      - Time of the change the scheduler must have restarted after.
+      - Epoch seconds, or an ISO 8601 date and time (C(2026-01-13T10:00:01Z), C(2026-01-13T11:00:01+01:00)).
+        A time without an offset is read as UTC.
+      - Defaults to the newest modification time of O(config_path) and O(flag_paths) (those that exist).
+      - When neither this nor O(config_path) nor O(flag_paths) is given, no restart is expected
+        and RV(restarted) is V(null).
+    type: str
+  config_path:
+    description:
+      - The scheduler configuration file (KubeSchedulerConfiguration) the change wrote.
+      - Its modification time is a candidate for the default O(since).
+      - On RKE2 and kubeadm it also tells the main kube-scheduler process (C(--config=<config_path>))
+        from secondary schedulers.
+    type: path
+  flag_paths:
+    description:
+      - Unit files, drop-ins, init scripts or k3s config files that carry the scheduler flag.
+      - Their newest modification time (with O(config_path)'s) is the default O(since).
+    type: list
+    elements: path
+    default: []
+  url:
+    description:
+      - The extender's C(urlPrefix), V(http://) or V(https://), e.g. V(http://127.0.0.1:8889).
+      - Required unless O(require_extender=false).
+    type: str
+  verb:
+    description:
+      - The verb to probe; the request goes to C(<url>/<verb>).
+      - V(bind) sends an C(ExtenderBindingArgs) and V(preempt) an C(ExtenderPreemptionArgs); any
+        other verb (V(filter), V(prioritize), or a custom name) sends an C(ExtenderArgs) for
+        this node with a minimal pod.
+    type: str
+    default: filter
+  ca_file:
+    description: CA bundle that signed the extender's certificate (C(tlsConfig.caFile)).
+    type: path
+  cert_file:
+    description: Client certificate for the extender (C(tlsConfig.certFile)).
+    type: path
+  key_file:
+    description: Key of O(cert_file) (C(tlsConfig.keyFile)).
+    type: path
+  insecure:
+    description: Do not verify the extender's certificate (C(tlsConfig.insecure)).
+    type: bool
+    default: false
+  node_cache_capable:
+    description: Send C(NodeNames) instead of a C(NodeList), as the scheduler does for a C(nodeCacheCapable) extender.
+    type: bool
+    default: false
+  http_timeout:
+    description: Seconds to wait for one answer of the extender or of the scheduler health endpoint.
+    type: float
+    default: 5
+  scheduler_health_url:
+    description:
+      - The kube-scheduler health endpoint; TLS is not verified (the scheduler's serving certificate is self-signed).
+      - An empty string disables the check; RV(scheduler_healthy) is then V(null) and does not count toward RV(ready).
+    type: str
+    default: https://127.0.0.1:10259/healthz
+  require_extender:
+    description: Whether RV(ready) needs the extender to answer. With V(false), O(url) is optional.
+    type: bool
+    default: true
+  wait:
+    description: Poll until ready, or until a timeout, instead of reporting once.
+    type: bool
+    default: false
+  update_timeout:
+    description:
+      - With O(wait=true), seconds to see the restart (a start at or after O(since)).
+      - If it is not seen in time the module returns with RV(ready=false) and says so in RV(msg).
+    type: float
+    default: 20
+  timeout:
+    description: With O(wait=true), seconds until everything must be ready.
+    type: float
+    default: 1200
+  interval:
+    description: With O(wait=true), seconds between two checks.
+    type: float
+    default: 2
+  journal_lines:
+    description:
+      - How many of the service's last log lines to return in RV(journal) when it is not active
+        (C(journalctl) under systemd, C(/var/log/<service>.log) under openrc). V(0) returns none.
+    type: int
+    default: 20
+notes:
+  - The node name is the host name in lower case, as k3s and the kubelet use by default; a
+    C(--node-name) override is not read.
+seealso:
+  - module: baremetal.k3s.scheduler_config
+  - module: baremetal.k3s.k3s_service_arg
+'''
+
+EXAMPLES = r'''
+- name: Wait until k3s restarted with our scheduler config and the extender answers
+  baremetal.k3s.extender_status:
+    platform: k3s
+    config_path: /etc/rancher/k3s/kube-scheduler/config.yaml
+    flag_paths:
+      - /etc/systemd/system/k3s.service
+    url: http://127.0.0.1:8889
+    wait: true
+  register: scheduler_extender_status
+
+- name: Restart k3s again when the restart was not seen
+  ansible.builtin.systemd_service:
+    name: k3s
+    state: restarted
+  when: scheduler_extender_status.restarted is false
+
+- name: Report a crash loop (k3s keeps exiting with the new config), then roll back
+  ansible.builtin.debug:
+    msg: "{{ scheduler_extender_status.msg }}"
+  when: scheduler_extender_status.crash_loop
+
+- name: One look at an RKE2 server, extender over HTTPS with a client certificate
+  baremetal.k3s.extender_status:
+    platform: rke2
+    since: "2026-01-13T10:00:01Z"
+    config_path: /etc/rancher/rke2/kube-scheduler/config.yaml
+    url: https://127.0.0.1:8889
+    verb: filter
+    ca_file: /etc/rancher/rke2/extender-ca.crt
+    cert_file: /etc/rancher/rke2/extender-client.crt
+    key_file: /etc/rancher/rke2/extender-client.key
+
+- name: Only the scheduler's side (no extender yet)
+  baremetal.k3s.extender_status:
+    require_extender: false
+    since: "{{ ansible_date_time.epoch }}"
+'''
+
+RETURN = r'''
+ready:
+  description: Service active, restarted since the change, scheduler healthy and extender reachable (each when it applies).
+  returned: always
+  type: bool
+  sample: true
+restarted:
+  description: The scheduler started at or after RV(changed_at); V(null) when there is no change time or no start time.
+  returned: always
+  type: bool
+  sample: true
+scheduler_started_at:
+  description: When the scheduler (k3s - the k3s process) last started, ISO 8601 in UTC.
+  returned: always
+  type: str
+  sample: "2026-01-13T10:00:03.412207Z"
+started_at_source:
+  description: Where RV(scheduler_started_at) comes from.
+  returned: always
+  type: str
+  sample: ExecMainStartTimestampMonotonic
+changed_at:
+  description: The change time used (O(since) or the newest file modification time), ISO 8601 in UTC.
+  returned: always
+  type: str
+  sample: "2026-01-13T10:00:01.000000Z"
+scheduler_healthy:
+  description: The kube-scheduler health endpoint answered C(ok); V(null) when O(scheduler_health_url) is empty.
+  returned: always
+  type: bool
+  sample: true
+scheduler_health_error:
+  description: Why the health endpoint did not answer C(ok).
+  returned: always
+  type: str
+  sample: "connection refused (is the extender running?)"
+extender_reachable:
+  description: The extender answered HTTP 200 with a JSON body of the right shape and an empty C(Error) (for V(bind) the C(Error) is tolerated).
+  returned: always
+  type: bool
+  sample: true
+extender_http_status:
+  description: HTTP status of the extender's answer; V(null) when none came.
+  returned: always
+  type: int
+  sample: 200
+extender_error:
+  description: What went wrong with the extender (timeout, refused, TLS, non-200 body, the C(Error) field).
+  returned: always
+  type: str
+  sample: "timeout: no answer within 5.0 s"
+active_state:
+  description: The service's state in systemd's words (C(active), C(activating), C(failed), C(inactive)...), also under openrc.
+  returned: always
+  type: str
+  sample: active
+sub_state:
+  description: The service's sub-state (C(running), C(auto-restart)...).
+  returned: always
+  type: str
+  sample: running
+main_pid:
+  description: The service's main process.
+  returned: always
+  type: int
+  sample: 2211
+n_restarts:
+  description:
+    - Automatic restarts counted by systemd (C(NRestarts), reset by a manual start) or supervise-daemon (C(start_count)).
+    - When the service manager keeps no counter (openrc's C(supervise-daemon) usually), the respawns this
+      module saw after the first start past the change (new main pids); V(null) before that start is seen.
+  returned: always
+  type: int
+  sample: 0
+crash_loop:
+  description:
+    - The service exited at least twice since the first start past the change (the restart that applied
+      the change not counted) and the scheduler never answered healthy since; see the description for the rule.
+    - RV(ready) is then V(false), RV(msg) says how many exits were seen, and RV(journal) holds the last log lines.
+  returned: always
+  type: bool
+  sample: true
+node_name:
+  description: The node name (host name in lower case).
+  returned: always
+  type: str
+  sample: server-1
+kube_scheduler:
+  description: The scheduler's name for the readiness ConfigMap, C(<service>@<node>) on k3s, C(kube-scheduler-<node>) for static pods.
+  returned: always
+  type: str
+  sample: k3s@server-1
+platform:
+  description: The platform checked.
+  returned: always
+  type: str
+  sample: k3s
+init:
+  description: The service manager used (V(systemd) or V(openrc)).
+  returned: always
+  type: str
+  sample: systemd
+service:
+  description: The service checked.
+  returned: always
+  type: str
+  sample: k3s
+elapsed:
+  description: Seconds spent, waits included.
+  returned: always
+  type: float
+  sample: 12.4
+msg:
+  description: A one-line summary; what is missing when not ready.
+  returned: always
+  type: str
+  sample: >-
+    crash loop: k3s exited 2 times since the change at 2026-01-13T10:00:00.000000Z and its scheduler never
+    became healthy; now: service k3s is activating (auto-restart); kube-scheduler health
+    (https://127.0.0.1:10259/healthz): connection refused
+journal:
+  description: The service's last log lines (C(journalctl) under systemd, C(/var/log/<service>.log) under openrc), when it is not active or in a crash loop.
+  returned: when the service is not active or RV(crash_loop) is true
+  type: list
+  elements: str
+  sample: ["2026-01-13T10:00:05+0000 node k3s[2211]: E0113 scheduler config invalid"]
+'''
+
+import os
+import socket
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _extender
+from ansible_collections.baremetal.k3s.plugins.module_utils import _service_clock as sc
+
+# Seams for the unit tests (fake /proc, /run, clocks).
+PROC_ROOT = '/proc'
+RUN_ROOT = '/run'
+LOG_ROOT = '/var/log'
+OPENRC_RUN = '/sbin/openrc-run'
+SYSTEMD_RUNTIME = '/run/systemd/system'
+INIT_D = '/etc/init.d'
+CLOCK = sc.Clock()
+
+DEFAULT_SERVICE = {'k3s': 'k3s', 'rke2': 'rke2-server', 'kubeadm': 'kubelet'}
+CRICTL_DIRS = ['/var/lib/rancher/rke2/bin', '/usr/local/bin']
+RKE2_RUNTIME_ENDPOINT = 'unix:///run/k3s/containerd/containerd.sock'
+C_UTC = {'TZ': 'UTC', 'LC_ALL': 'C', 'SYSTEMD_PAGER': '', 'SYSTEMD_COLORS': '0'}
+
+
+def node_name():
+    return socket.gethostname().strip().lower()
+
+
+class StatusError(Exception):
+    """Bad input or a service that is not installed: the module fails with this message."""
+
+
+class ExtenderStatus:
+    """Looks at one node: service, scheduler start, scheduler health, extender."""
+
+    def __init__(self, module):
+        self.module = module
+        p = module.params
+        self.p = p
+        self.platform = p['platform']
+        self.service = p['service'] or DEFAULT_SERVICE[self.platform]
+        self.node = node_name()
+        self.init = self._detect_init(p['init'])
+        self.since = self._since()
+        self.watch = sc.CrashWatch(since_known=self.since is not None)
+        self._check_tls_files()
+        if p['url']:
+            try:
+                _extender.validate_url(p['url'])
+            except _extender.ExtenderProbeError as e:
+                raise StatusError(str(e)) from e
+        elif p['require_extender']:
+            raise StatusError('url is required (the extender to probe, e.g. http://127.0.0.1:8889) unless require_extender is false')
+        if p['scheduler_health_url']:
+            try:
+                _extender.validate_url(p['scheduler_health_url'])
+            except _extender.ExtenderProbeError as e:
+                raise StatusError('scheduler_health_url: %s' % e) from e
+        for key in ('http_timeout', 'update_timeout', 'timeout', 'interval', 'journal_lines'):
+            if p[key] < 0:
+                raise StatusError('%s must not be negative (got %s)' % (key, p[key]))
+        if p['http_timeout'] == 0:
+            raise StatusError('http_timeout must be greater than 0')
+        if p['wait'] and p['interval'] == 0:
+            raise StatusError('interval must be greater than 0 with wait: true')
+        if not (p['verb'] or '').strip('/'):
+            raise StatusError('verb must not be empty')
+        if p['key_file'] and not p['cert_file']:
+            raise StatusError('key_file needs cert_file')
+        if self.init == 'openrc' and not os.path.exists(os.path.join(INIT_D, self.service)):
+            raise StatusError('service %s is not installed: %s does not exist' % (self.service, os.path.join(INIT_D, self.service)))
+        self.systemctl = module.get_bin_path('systemctl', required=True) if self.init == 'systemd' else None
+
+    # ------------------------------------------------------------------ input
+    @staticmethod
+    def _detect_init(init):
+        has_openrc = os.path.exists(OPENRC_RUN)
+        systemd_running = os.path.isdir(SYSTEMD_RUNTIME)
+        if init == 'openrc' and not has_openrc:
+            raise StatusError('init is openrc but %s does not exist on this node' % OPENRC_RUN)
+        if init != 'auto':
+            return init
+        if has_openrc and not systemd_running:
+            return 'openrc'
+        if systemd_running:
+            return 'systemd'
+        raise StatusError('cannot tell the service manager: systemd is not running (%s missing) and %s does not exist; set init'
+                          % (SYSTEMD_RUNTIME, OPENRC_RUN))
+
+    def _since(self):
+        p = self.p
+        if p['since'] not in (None, ''):
+            try:
+                return sc.parse_since(p['since'])
+            except ValueError as e:
+                raise StatusError('since: %s (use epoch seconds or ISO 8601, e.g. 2026-01-13T10:00:01Z)' % e) from e
+        paths = ([p['config_path']] if p['config_path'] else []) + list(p['flag_paths'] or [])
+        if not paths:
+            return None
+        mtimes = []
+        for path in paths:
+            try:
+                mtimes.append(os.stat(path).st_mtime)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                raise StatusError('cannot read the modification time of %s: %s' % (path, e)) from e
+        if not mtimes:
+            raise StatusError('none of config_path/flag_paths exists (%s): cannot tell the change time; give since' % ', '.join(paths))
+        return max(mtimes)
+
+    def _check_tls_files(self):
+        for key in ('ca_file', 'cert_file', 'key_file'):
+            path = self.p[key]
+            if path and not os.path.isfile(path):
+                raise StatusError('%s %s does not exist or is not a file' % (key, path))
+
+    # ------------------------------------------------------------------ observation
+    def _systemd(self):
+        cmd = [self.systemctl, 'show', self.service, '--property=' + ','.join(sc.SYSTEMCTL_PROPERTIES)]
+        rc, out, err = self.module.run_command(cmd, environ_update=C_UTC)
+        if rc != 0:
+            raise StatusError('%s failed (rc=%s): %s' % (' '.join(cmd), rc, (err or out).strip()))
+        props = sc.parse_systemctl_show(out)
+        state = sc.systemd_state(props, CLOCK)
+        if state['load_state'] in ('not-found', None):
+            raise StatusError('service %s is not installed (systemd LoadState=%s)' % (self.service, state['load_state']))
+        return state
+
+    def _openrc(self):
+        state = sc.openrc_state(self.service, PROC_ROOT, RUN_ROOT)
+        state['started_at'], state['resolution'], state['started_at_source'] = None, None, None
+        if state['main_pid']:
+            start = sc.process_start(state['main_pid'], PROC_ROOT, CLOCK)
+            if start:
+                state.update(started_at=start['started_at'], resolution=start['resolution'],
+                             started_at_source='/proc/%d/stat' % state['main_pid'])
+        return state
+
+    def _static_pod_start(self):
+        """(started_at, resolution, source, key): key tells one scheduler run from the next (pid or container id)."""
+        start = sc.scheduler_process(PROC_ROOT, CLOCK, self.p['config_path'])
+        if start:
+            return start['started_at'], start['resolution'], '/proc/%d/stat' % start['pid'], start['pid']
+        crictl = self.module.get_bin_path('crictl', opt_dirs=CRICTL_DIRS)
+        if crictl:
+            env = dict(C_UTC)
+            if self.platform == 'rke2':
+                env['CONTAINER_RUNTIME_ENDPOINT'] = RKE2_RUNTIME_ENDPOINT
+            rc, out, dummy = self.module.run_command([crictl, 'ps', '--name', '^kube-scheduler$', '-o', 'json'], environ_update=env)
+            if rc == 0:
+                found = sc.parse_crictl_ps(out)
+                if found:
+                    return found['started_at'], found['resolution'], 'crictl', found['id'] or found['started_at']
+        return None, None, None, None
+
+    def journal(self):
+        n = self.p['journal_lines']
+        if not n:
+            return []
+        if self.init == 'systemd':
+            journalctl = self.module.get_bin_path('journalctl')
+            if not journalctl:
+                return []
+            rc, out, err = self.module.run_command([journalctl, '-u', self.service, '-n', str(n), '--no-pager', '-o', 'short-iso'],
+                                                   environ_update=C_UTC)
+            lines = (out if rc == 0 else err or out).splitlines()
+            return lines[-n:]
+        path = os.path.join(LOG_ROOT, '%s.log' % self.service)
+        try:
+            with open(path, 'rb') as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 64 * 1024))
+                data = f.read().decode('utf-8', errors='replace')
+        except OSError:
+            return []
+        return data.splitlines()[-n:]
+
+    def observe(self):
+        p = self.p
+        state = self._systemd() if self.init == 'systemd' else self._openrc()
+        if self.platform == 'k3s':
+            started_at, resolution, source = state['started_at'], state['resolution'], state['started_at_source']
+            identity = state['main_pid']
+        else:
+            started_at, resolution, source, key = self._static_pod_start()
+            identity = (state['main_pid'], key) if state['main_pid'] and key is not None else None
+        restarted = sc.started_since(started_at, self.since, resolution or 0.0)
+        snap = {
+            'active_state': state['active_state'], 'sub_state': state['sub_state'],
+            'main_pid': state['main_pid'], 'n_restarts': state['n_restarts'],
+            'scheduler_started_at': sc.to_iso(started_at), 'started_at_source': source,
+            'restarted': restarted,
+            'scheduler_healthy': None, 'scheduler_health_error': '',
+            'extender_reachable': False, 'extender_http_status': None, 'extender_error': '',
+        }
+        if p['scheduler_health_url']:
+            healthy, dummy, error = _extender.check_health(p['scheduler_health_url'], p['http_timeout'])
+            snap['scheduler_healthy'], snap['scheduler_health_error'] = healthy, error
+        if p['url']:
+            res = _extender.probe(p['url'], p['verb'], [self.node], p['node_cache_capable'], p['ca_file'],
+                                  p['cert_file'], p['key_file'], p['insecure'], p['http_timeout'])
+            snap.update(extender_reachable=res.reachable, extender_http_status=res.status, extender_error=res.error)
+        else:
+            snap['extender_error'] = 'no url given'
+        problems = self.problems(snap)
+        snap['ready'] = not problems
+        snap['msg'] = 'ready' if not problems else 'not ready: ' + '; '.join(problems)
+        self.watch.update({'restarted': restarted, 'active_state': snap['active_state'], 'sub_state': snap['sub_state'],
+                           'identity': identity, 'n_restarts': snap['n_restarts'], 'healthy': snap['scheduler_healthy']})
+        snap['crash_loop'] = self.watch.crash_loop
+        if snap['n_restarts'] is None and self.watch.base is not None:
+            # openrc: supervise-daemon keeps no counter; report the respawns seen
+            snap['n_restarts'] = self.watch.respawns
+        if snap['crash_loop']:
+            snap['ready'] = False
+            snap['msg'] = self.crash_loop_msg(snap, problems)
+        return snap
+
+    def crash_loop_msg(self, snap, problems):
+        who = self.service if self.platform == 'k3s' else 'the kube-scheduler (or %s)' % self.service
+        since = 'the change at %s' % sc.to_iso(self.since) if self.since is not None else 'the first look'
+        if snap['scheduler_healthy'] is None:
+            health = 'its scheduler was never seen healthy (scheduler_health_url is empty)'
+        else:
+            health = 'its scheduler never became healthy'
+        return ('crash loop: %s exited %d times since %s and %s; now: %s'
+                % (who, self.watch.exits, since, health, '; '.join(problems) or 'up again, until its next exit'))
+
+    def problems(self, snap):
+        out = []
+        if snap['active_state'] != 'active':
+            out.append('service %s is %s (%s)' % (self.service, snap['active_state'], snap['sub_state']))
+        if self.since is not None and not snap['restarted']:
+            if snap['scheduler_started_at'] is None:
+                out.append('no running scheduler found')
+            else:
+                out.append('the scheduler started at %s, before the change at %s' % (snap['scheduler_started_at'], sc.to_iso(self.since)))
+        if snap['scheduler_healthy'] is False:
+            out.append('kube-scheduler health (%s): %s' % (self.p['scheduler_health_url'], snap['scheduler_health_error']))
+        if self.p['require_extender'] and not snap['extender_reachable']:
+            out.append('extender %s: %s' % (_extender.verb_url(self.p['url'], self.p['verb']), snap['extender_error']))
+        return out
+
+    # ------------------------------------------------------------------ run
+    def run(self):
+        p = self.p
+        start = CLOCK.monotonic()
+        while True:
+            snap = self.observe()
+            elapsed = CLOCK.monotonic() - start
+            if snap['ready'] or snap['crash_loop'] or not p['wait']:
+                break
+            restart_pending = self.since is not None and not snap['restarted']
+            if restart_pending and elapsed >= p['update_timeout']:
+                snap['msg'] = ('restart not seen within update_timeout (%s s): %s' % (p['update_timeout'], snap['msg']))
+                break
+            if elapsed >= p['timeout']:
+                snap['msg'] = 'not ready within timeout (%s s): %s' % (p['timeout'], snap['msg'])
+                break
+            if snap['restarted'] and snap['active_state'] == 'failed':
+                snap['msg'] = 'service %s failed after the restart: %s' % (self.service, snap['msg'])
+                break
+            deadline = min(p['timeout'], p['update_timeout']) if restart_pending else p['timeout']
+            CLOCK.sleep(max(0.0, min(p['interval'], deadline - elapsed)))
+        snap.update(
+            changed=False, platform=self.platform, init=self.init, service=self.service,
+            node_name=self.node, changed_at=sc.to_iso(self.since),
+            kube_scheduler=('%s@%s' % (self.service, self.node)) if self.platform == 'k3s' else 'kube-scheduler-%s' % self.node,
+            elapsed=round(CLOCK.monotonic() - start, 3),
+        )
+        if snap['active_state'] != 'active' or snap['crash_loop']:
+            snap['journal'] = self.journal()
+        return snap
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            platform=dict(type='str', default='k3s', choices=['k3s', 'rke2', 'kubeadm']),
+            init=dict(type='str', default='auto', choices=['auto', 'systemd', 'openrc']),
+            service=dict(type='str'),
+            since=dict(type='str'),
+            config_path=dict(type='path'),
+            flag_paths=dict(type='list', elements='path', default=[]),
+            url=dict(type='str'),
+            verb=dict(type='str', default='filter'),
+            ca_file=dict(type='path'),
+            cert_file=dict(type='path'),
+            key_file=dict(type='path', no_log=False),
+            insecure=dict(type='bool', default=False),
+            node_cache_capable=dict(type='bool', default=False),
+            http_timeout=dict(type='float', default=5),
+            scheduler_health_url=dict(type='str', default='https://127.0.0.1:10259/healthz'),
+            require_extender=dict(type='bool', default=True),
+            wait=dict(type='bool', default=False),
+            update_timeout=dict(type='float', default=20),
+            timeout=dict(type='float', default=1200),
+            interval=dict(type='float', default=2),
+            journal_lines=dict(type='int', default=20),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        result = ExtenderStatus(module).run()
+    except (StatusError, _extender.ExtenderProbeError) as e:
+        module.fail_json(msg=str(e), changed=False)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

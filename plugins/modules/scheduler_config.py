@@ -1,0 +1,332 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: scheduler_config
+short_description: Ensure a scheduler extender is or is not in a KubeSchedulerConfiguration file
+version_added: 0.1.0
+description:
+  - Adds, updates or removes one scheduler extender, identified by its C(urlPrefix), in the file kube-scheduler reads
+    with C(--config) (on k3s and RKE2 given as C(--kube-scheduler-arg=config=PATH)).
+  - Everything else in an existing file is kept, with its order and comments, including other extenders and profiles.
+  - The whole result is checked the way kube-scheduler checks it (strict decoding of every field at every depth,
+    the validation rules of the config and of the in-tree plugin arguments) before anything is written. A file the
+    scheduler would refuse is never written, because a k3s or RKE2 server shuts down on it.
+  - When the file does not exist, a minimal valid configuration is created with C(clientConnection.kubeconfig),
+    C(leaderElection.leaderElect) and the extender, marked as created by this collection. With O(state=absent) such a
+    file is deleted when nothing else is left in it.
+  - Files are replaced atomically. A created file gets mode C(0600), owner root, as it names a kubeconfig.
+author:
+  - baremetal.k3s contributors (@baremetal)
+requirements:
+  - ruamel.yaml >= 0.17.21 on the target node (Debian package C(python3-ruamel.yaml))
+  - PyYAML on the target node (Debian package C(python3-yaml))
+extends_documentation_fragment:
+  - baremetal.k3s._attributes
+  - baremetal.k3s._attributes.FILES
+options:
+  path:
+    description:
+      - The KubeSchedulerConfiguration file, for example C(/etc/rancher/k3s/kube-scheduler/config.yaml).
+    type: path
+    required: true
+  state:
+    description:
+      - V(present) adds or updates the extender; V(absent) removes only that extender (matched by O(extender.url_prefix)).
+    type: str
+    choices: [present, absent]
+    default: present
+  extender:
+    description:
+      - Our extender. Rendered to the camelCase fields of the KubeSchedulerConfiguration C(extenders) list.
+      - Options left unset are not written.
+    type: dict
+    required: true
+    suboptions:
+      url_prefix:
+        description:
+          - C(urlPrefix), the extender's base URL; it identifies our entry. Must start with C(http://) or C(https://).
+        type: str
+        required: true
+      filter_verb:
+        description: C(filterVerb), the verb appended to O(extender.url_prefix) for the filter call.
+        type: str
+      prioritize_verb:
+        description: C(prioritizeVerb). Needs O(extender.weight) greater than 0.
+        type: str
+      preempt_verb:
+        description: C(preemptVerb).
+        type: str
+      bind_verb:
+        description: C(bindVerb). Only one extender of the whole file may bind.
+        type: str
+      weight:
+        description: C(weight), the multiplier of the prioritize scores; must be positive when O(extender.prioritize_verb) is set.
+        type: int
+      enable_https:
+        description: C(enableHTTPS).
+        type: bool
+      tls_config:
+        description: C(tlsConfig). Files must exist on the node. Data values are PEM text; the module base64-encodes them.
+        type: dict
+        suboptions:
+          insecure:
+            description: C(insecure). Cannot be combined with a CA.
+            type: bool
+          server_name:
+            description: C(serverName).
+            type: str
+          cert_file:
+            description: C(certFile), absolute path on the node.
+            type: path
+          key_file:
+            description: C(keyFile), absolute path on the node.
+            type: path
+          ca_file:
+            description: C(caFile), absolute path on the node.
+            type: path
+          cert_data:
+            description: C(certData), PEM text of the client certificate.
+            type: str
+          key_data:
+            description: C(keyData), PEM text of the client key.
+            type: str
+          ca_data:
+            description: C(caData), PEM text of the CA bundle.
+            type: str
+      http_timeout:
+        description: C(httpTimeout), a Go duration such as C(15s) or C(1m30s).
+        type: str
+      node_cache_capable:
+        description: C(nodeCacheCapable).
+        type: bool
+      managed_resources:
+        description: C(managedResources), extended resources (such as C(example.com/gpu)) managed by the extender.
+        type: list
+        elements: dict
+        suboptions:
+          name:
+            description: The extended resource name; must contain a C(/) and not be in C(kubernetes.io/).
+            type: str
+            required: true
+          ignored_by_scheduler:
+            description: C(ignoredByScheduler).
+            type: bool
+      ignorable:
+        description: C(ignorable), scheduling goes on when the extender fails or cannot be reached.
+        type: bool
+  api_version:
+    description:
+      - The apiVersion (C(kubescheduler.config.k8s.io/...)) of a new file.
+      - V(auto) picks the newest version that O(kubernetes_version) accepts, V(v1) without it.
+      - An existing file keeps its version; a different explicit value is an error (this module does not convert files).
+    type: str
+    choices: [auto, v1, v1beta3, v1beta2, v1beta1]
+    default: auto
+  kubernetes_version:
+    description:
+      - The version of the scheduler binary (C(k3s --version), C(rke2 --version), the kube-scheduler image tag), not the API
+        server's. Forms like V(v1.31.4+k3s1), V(v1.29.3+rke2r1) or V(1.30) are accepted.
+      - An existing file whose apiVersion this version no longer accepts is refused, naming the version to move to.
+    type: str
+  kubeconfig:
+    description:
+      - C(clientConnection.kubeconfig) of a new file; required when the file does not exist, and must exist on the node.
+      - k3s C(/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig), RKE2
+        C(/var/lib/rancher/rke2/server/cred/scheduler.kubeconfig), kubeadm C(/etc/kubernetes/scheduler.conf).
+    type: path
+  leader_elect:
+    description: C(leaderElection.leaderElect) of a new file. An existing file keeps its own setting.
+    type: bool
+    default: true
+  backup:
+    description: Keep a copy of the previous file in O(backup_dir) before changing or deleting it.
+    type: bool
+    default: false
+  backup_dir:
+    description:
+      - Where backups go. Never inside a static-pod manifest directory (C(/etc/kubernetes/manifests),
+        C(/var/lib/rancher/*/agent/pod-manifests)), as the kubelet reads every file there.
+    type: path
+    default: /var/backups/baremetal-k3s
+notes:
+  - "Refused on purpose although kube-scheduler 1.36 may accept them: several YAML documents in one file (kube-scheduler reads
+    the first); an O(extender.url_prefix) that is not http(s); a missing C(clientConnection.kubeconfig) file or C(tlsConfig)
+    file on the node; C(tlsConfig) with a certificate but no key (or the reverse) or C(*Data) that is not PEM; C(pluginConfig)
+    of an in-tree plugin with empty or non-mapping C(args), or C(args.apiVersion) other than the document's; alpha,
+    feature-gated fields (C(percentageOfPlacementsToScore), the C(placement*) and C(podGroupPostFilter) extension points,
+    C(VolumeBindingArgs.shape), C(DynamicResourcesArgs.bindingTimeout)); enabling an in-tree plugin at an extension point
+    this module does not know it implements."
+  - Kubernetes v1.36 is the reference for the C(v1) rules; C(v1beta1), C(v1beta2) and C(v1beta3) are checked for their fields,
+    types and the shared validation rules, without the per-plugin extension-point checks.
+seealso:
+  - module: baremetal.k3s.k3s_service_arg
+'''
+
+EXAMPLES = r'''
+- name: Add CSI Baremetal's extender to the k3s scheduler config
+  baremetal.k3s.scheduler_config:
+    path: /etc/rancher/k3s/kube-scheduler/config.yaml
+    kubernetes_version: v1.31.4+k3s1
+    kubeconfig: /var/lib/rancher/k3s/server/cred/scheduler.kubeconfig
+    extender:
+      url_prefix: http://127.0.0.1:8889
+      filter_verb: filter
+      prioritize_verb: prioritize
+      weight: 1
+      http_timeout: 15s
+      ignorable: true
+    backup: true
+
+- name: Remove it again (other extenders stay)
+  baremetal.k3s.scheduler_config:
+    path: /etc/rancher/k3s/kube-scheduler/config.yaml
+    state: absent
+    extender:
+      url_prefix: http://127.0.0.1:8889
+'''
+
+RETURN = r'''
+path:
+  description: The file.
+  returned: always
+  type: str
+  sample: /etc/rancher/k3s/kube-scheduler/config.yaml
+api_version:
+  description: The apiVersion of the file (kept from an existing file, chosen for a new one).
+  returned: always
+  type: str
+  sample: kubescheduler.config.k8s.io/v1
+extenders:
+  description: The C(urlPrefix) of every extender in the file after the change, in order.
+  returned: always
+  type: list
+  elements: str
+  sample: [http://gpu-share:12345, http://127.0.0.1:8889]
+created:
+  description: Whether the file was (or in check mode would be) created.
+  returned: always
+  type: bool
+  sample: false
+removed:
+  description: Whether the file was (or would be) deleted, as it was ours and nothing else was left in it.
+  returned: always
+  type: bool
+  sample: false
+backup_file:
+  description: The backup of the previous file.
+  returned: when O(backup=true) and the file changed
+  type: str
+  sample: /var/backups/baremetal-k3s/config.yaml.4242.2026-01-01@12:00:00~
+diff:
+  description: Before and after text.
+  returned: in diff mode
+  type: dict
+  sample: {before: "", after: "apiVersion: kubescheduler.config.k8s.io/v1\n..."}
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
+
+
+def main():
+    tls_spec = dict(
+        insecure=dict(type='bool'),
+        server_name=dict(type='str'),
+        cert_file=dict(type='path'),
+        key_file=dict(type='path'),
+        ca_file=dict(type='path'),
+        cert_data=dict(type='str'),
+        key_data=dict(type='str', no_log=True),
+        ca_data=dict(type='str'),
+    )
+    extender_spec = dict(
+        url_prefix=dict(type='str', required=True),
+        filter_verb=dict(type='str'),
+        prioritize_verb=dict(type='str'),
+        preempt_verb=dict(type='str'),
+        bind_verb=dict(type='str'),
+        weight=dict(type='int'),
+        enable_https=dict(type='bool'),
+        tls_config=dict(type='dict', options=tls_spec),
+        http_timeout=dict(type='str'),
+        node_cache_capable=dict(type='bool'),
+        managed_resources=dict(type='list', elements='dict', options=dict(
+            name=dict(type='str', required=True),
+            ignored_by_scheduler=dict(type='bool'),
+        )),
+        ignorable=dict(type='bool'),
+    )
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type='path', required=True),
+            state=dict(type='str', default='present', choices=['present', 'absent']),
+            extender=dict(type='dict', required=True, options=extender_spec),
+            api_version=dict(type='str', default='auto', choices=['auto', 'v1', 'v1beta3', 'v1beta2', 'v1beta1']),
+            kubernetes_version=dict(type='str'),
+            kubeconfig=dict(type='path'),
+            leader_elect=dict(type='bool', default=True),
+            backup=dict(type='bool', default=False),
+            backup_dir=dict(type='path', default='/var/backups/baremetal-k3s'),
+        ),
+        supports_check_mode=True,
+    )
+    if not sc.HAS_RUAMEL:
+        module.fail_json(msg=missing_required_lib('ruamel.yaml'), exception=str(sc.RUAMEL_IMPORT_ERROR))
+    if not sc.HAS_PYYAML:
+        module.fail_json(msg=missing_required_lib('PyYAML'), exception=str(sc.PYYAML_IMPORT_ERROR))
+
+    params = module.params
+    path = params['path']
+    if params['backup'] and _io.in_static_pod_dir(params['backup_dir']):
+        module.fail_json(msg='backup_dir %s is inside a static-pod manifest directory, where the kubelet reads every file; '
+                             'choose another directory, for example /var/backups/baremetal-k3s' % params['backup_dir'])
+    if os.path.isdir(path):
+        module.fail_json(msg='path %s is a directory; give the scheduler config file' % path)
+    if params['kubeconfig'] and not os.path.isabs(params['kubeconfig']):
+        module.fail_json(msg='kubeconfig %s must be an absolute path' % params['kubeconfig'])
+
+    before = _io.read_bytes(path)
+    try:
+        change = sc.plan(before, params)
+    except sc.SchedulerConfigError as e:
+        module.fail_json(msg=e.msg, errors=e.errors, path=path)
+
+    result = dict(
+        changed=change['changed'], path=path, api_version=change['api_version'], extenders=change['extenders'],
+        created=change['created'], removed=change['removed'],
+    )
+    if module._diff:
+        result['diff'] = dict(
+            before=(before or b'').decode('utf-8', 'replace'),
+            after=(change['after'] or b'').decode('utf-8', 'replace'),
+            before_header=path, after_header=path,
+        )
+    if change['changed'] and not module.check_mode:
+        if change['after'] is None:
+            written = _io.remove_file(module, path, backup=params['backup'], backup_dir=params['backup_dir'])
+        else:
+            as_root = os.geteuid() == 0
+            written = _io.write_file(
+                module, path, change['after'],
+                mode=0o600 if before is None else None,
+                owner='root' if (as_root and before is None) else None,
+                group='root' if (as_root and before is None) else None,
+                backup=params['backup'], backup_dir=params['backup_dir'],
+            )
+        if written['backup_file']:
+            result['backup_file'] = written['backup_file']
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,321 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: static_pod_arg
+short_description: Ensure one argument and its read-only hostPath mounts are or are not in a static pod manifest
+version_added: 0.1.0
+description:
+  - On a kubeadm control-plane node, adds one argument (for example C(--config=/etc/kubernetes/scheduler/config.yaml)) to
+    C(spec.containers[].command) of a static pod manifest, or removes it, together with the read-only hostPath volumes and
+    volumeMounts for the files the argument needs.
+  - By default the manifest is C(/etc/kubernetes/manifests/kube-scheduler.yaml) and the host path mounted is the absolute path
+    in the argument's value; O(mounts) adds more, for example the extender's TLS files named in the scheduler config.
+    Each path is mounted at the same path in the container, read-only, as a volume of type C(File) (C(Directory) for a
+    directory). A path already shown in the container by a hostPath volume mounted at its own host path (for example the
+    whole C(/etc/kubernetes/scheduler) directory) gets no second mount.
+  - The kubelet restarts the pod when the manifest changes, so the module only edits the file and reports
+    RV(restart_expected). It never restarts anything itself.
+  - Edits keep every byte the module does not own. The file is edited line by line, guided by its YAML structure, never
+    re-dumped; new lines follow the file's own layout (indentation, list style, line endings). Removing the argument gives
+    back the file byte for byte, also after other changes were made to it in between.
+  - "What the module owns: the argument line it adds, which ends in the comment C(# baremetal.k3s.static_pod_arg); the
+    volumes whose name starts with C(<volume_prefix>-) and their volumeMounts; and a C(volumeMounts:) or C(volumes:) key it
+    had to create (marked with the same comment), which is removed again once empty."
+  - The same argument already in the command without that comment and without a volume of ours for its path is the user's.
+    O(state=present) leaves the file as it is (a warning lists paths it needs that are not mounted); O(state=absent) leaves
+    the argument in place and warns.
+  - The same flag with another value (for example another C(--config=)) is a conflict - the module fails and names it.
+    kube-scheduler reads a single C(--config), so add the extender to that file instead (M(baremetal.k3s.scheduler_config)).
+  - The new content is parsed again before anything is written and must hold exactly the old data plus (or minus) the
+    argument and the mounts; the file is replaced atomically through a temporary file whose name starts with C(.), which
+    the kubelet ignores. Mode and owner of the manifest are kept.
+author:
+  - baremetal.k3s contributors (@baremetal)
+requirements:
+  - PyYAML on the target node (Debian package C(python3-yaml))
+extends_documentation_fragment:
+  - baremetal.k3s._attributes
+  - baremetal.k3s._attributes.FILES
+options:
+  path:
+    description:
+      - Absolute path of the static pod manifest. Must exist; the module does not create manifests.
+      - "Block-style YAML only, as kubeadm writes it. Refused with a message: JSON (which the kubelet also accepts - convert it
+        to YAML first), several YAML documents, anchors and aliases, a C(command), C(volumeMounts) or C(volumes) list in flow
+        style (C([...]))."
+    type: path
+    default: /etc/kubernetes/manifests/kube-scheduler.yaml
+  container:
+    description:
+      - Name of the container whose command is changed.
+      - By default the container named like the pod (C(metadata.name), C(kube-scheduler) for kubeadm's scheduler), else the first.
+    type: str
+  arg:
+    description:
+      - One argument, starting with C(--) and a flag name, for example C(--config=/etc/kubernetes/scheduler/config.yaml).
+      - It must not be empty, hold a line break or start or end with white space. It is written as a YAML string, quoted when
+        needed.
+    type: str
+    required: true
+  state:
+    description:
+      - V(present) ensures the argument and its mounts are in the manifest; V(absent) removes the argument (when this module
+        added it) and the volumes of ours for its paths.
+    type: str
+    choices: [present, absent]
+    default: present
+  mounts:
+    description:
+      - More absolute host paths to mount read-only at the same path in the container, for example the extender's TLS files
+        named in the scheduler config.
+      - With O(state=present) every path (and the path in O(arg), see O(mount_arg_path)) must exist on the node, else the
+        module fails and leaves the file untouched - the kubelet would refuse a C(File) or C(Directory) hostPath that does
+        not exist, and the pod would never start.
+      - With O(state=absent) give the same list, so that their volumes go too. A volume still needed by another argument of
+        the command (its path, or a file under it, is named there) is kept.
+    type: list
+    elements: path
+    default: []
+  mount_arg_path:
+    description:
+      - Mount the absolute path in the argument's value (C(/x) of C(--flag=/x)). Set to V(false) when that path is a path
+        inside the container, not a file of the node.
+    type: bool
+    default: true
+  volume_prefix:
+    description:
+      - Our volumes are named C(<volume_prefix>-<the path as a DNS label>) (shortened with a hash when it would exceed 63
+        characters or is taken) and recognised by this prefix. A DNS-1123 label of at most 40 characters.
+    type: str
+    default: baremetal-k3s
+  backup:
+    description:
+      - Keep a copy of the manifest in O(backup_dir) before changing it.
+    type: bool
+    default: false
+  backup_dir:
+    description:
+      - Where backups go. With O(backup=true), refused when it is inside a static-pod manifest directory (C(/etc/kubernetes/manifests),
+        C(/var/lib/rancher/*/agent/pod-manifests)) or the manifest's own directory - the kubelet reads every file there and
+        would run the backup as a second pod.
+    type: path
+    default: /var/backups/baremetal-k3s
+notes:
+  - "C(kubeadm upgrade) regenerates the manifest from the cluster's ClusterConfiguration and drops this change. Persist it
+    there as well (the C(kubeadm-config) ConfigMap in C(kube-system), or the file given to C(kubeadm upgrade --config)):
+    C(scheduler.extraArgs) and C(scheduler.extraVolumes). For C(kubeadm.k8s.io/v1beta4) (kubeadm 1.31 and later)
+    C(extraArgs) is a list, C({scheduler: {extraArgs: [{name: config, value: /etc/kubernetes/scheduler/config.yaml}],
+    extraVolumes: [{name: scheduler-config, hostPath: /etc/kubernetes/scheduler/config.yaml, mountPath:
+    /etc/kubernetes/scheduler/config.yaml, readOnly: true, pathType: File}]}}); for C(v1beta3) C(extraArgs) is a map,
+    C({scheduler: {extraArgs: {config: /etc/kubernetes/scheduler/config.yaml}, extraVolumes: [...]}}) with the same
+    C(extraVolumes). The EXAMPLES section shows both in block style. Run this module again after an upgrade."
+  - Never leave backups or other files in the manifests directory - the kubelet reads every file there whose name does not
+    start with C(.). Use O(backup_dir).
+  - RKE2 rewrites C(/var/lib/rancher/rke2/agent/pod-manifests/kube-scheduler.yaml) on every start, so an edit there is lost
+    (a warning says so); on RKE2 give C(kube-scheduler-arg) and C(kube-scheduler-extra-mount) in its config file instead
+    (M(baremetal.k3s.k3s_service_arg)).
+  - The argument's line ends in the comment C(# baremetal.k3s.static_pod_arg); keep it, it is how the module knows the
+    argument is its own (a volume of ours for the argument's path also counts).
+seealso:
+  - module: baremetal.k3s.scheduler_config
+  - module: baremetal.k3s.k3s_service_arg
+  - name: kubeadm ClusterConfiguration (v1beta4)
+    description: C(scheduler.extraArgs) and C(scheduler.extraVolumes) of the control-plane components.
+    link: https://kubernetes.io/docs/reference/config-api/kubeadm-config.v1beta4/
+  - name: Customizing components with the kubeadm API
+    description: How extra arguments and volumes reach the static pod manifests.
+    link: https://kubernetes.io/docs/setup/production-environment/tools/kubeadm/control-plane-flags/
+'''
+
+EXAMPLES = r'''
+- name: Give kube-scheduler our config (mounts the file read-only)
+  baremetal.k3s.static_pod_arg:
+    arg: --config=/etc/kubernetes/scheduler/config.yaml
+    backup: true
+  register: scheduler_arg
+
+- name: Also mount the extender's TLS files named in the scheduler config
+  baremetal.k3s.static_pod_arg:
+    arg: --config=/etc/kubernetes/scheduler/config.yaml
+    mounts:
+      - /etc/kubernetes/scheduler/extender-ca.crt
+      - /etc/kubernetes/scheduler/extender-client.crt
+      - /etc/kubernetes/scheduler/extender-client.key
+
+- name: Another component and container
+  baremetal.k3s.static_pod_arg:
+    path: /etc/kubernetes/manifests/kube-controller-manager.yaml
+    container: kube-controller-manager
+    arg: --v=2
+
+- name: Remove it again (give the same mounts, so that their volumes go too)
+  baremetal.k3s.static_pod_arg:
+    arg: --config=/etc/kubernetes/scheduler/config.yaml
+    mounts:
+      - /etc/kubernetes/scheduler/extender-ca.crt
+      - /etc/kubernetes/scheduler/extender-client.crt
+      - /etc/kubernetes/scheduler/extender-client.key
+    state: absent
+
+# kubeadm upgrade regenerates the manifest. Persist the change in the ClusterConfiguration
+# (kubectl -n kube-system edit configmap kubeadm-config, key ClusterConfiguration):
+#
+# apiVersion: kubeadm.k8s.io/v1beta4        # kubeadm 1.31 and later: extraArgs is a list
+# kind: ClusterConfiguration
+# scheduler:
+#   extraArgs:
+#   - name: config
+#     value: /etc/kubernetes/scheduler/config.yaml
+#   extraVolumes:
+#   - name: scheduler-config
+#     hostPath: /etc/kubernetes/scheduler/config.yaml
+#     mountPath: /etc/kubernetes/scheduler/config.yaml
+#     readOnly: true
+#     pathType: File
+#
+# apiVersion: kubeadm.k8s.io/v1beta3        # older kubeadm: extraArgs is a map
+# kind: ClusterConfiguration
+# scheduler:
+#   extraArgs:
+#     config: /etc/kubernetes/scheduler/config.yaml
+#   extraVolumes:
+#   - name: scheduler-config
+#     hostPath: /etc/kubernetes/scheduler/config.yaml
+#     mountPath: /etc/kubernetes/scheduler/config.yaml
+#     readOnly: true
+#     pathType: File
+'''
+
+RETURN = r'''
+changed:
+  description: Whether the manifest was (or, in check mode, would be) changed.
+  returned: always
+  type: bool
+  sample: true
+path:
+  description: The manifest.
+  returned: always
+  type: str
+  sample: /etc/kubernetes/manifests/kube-scheduler.yaml
+container:
+  description: The name of the container whose command was looked at.
+  returned: always
+  type: str
+  sample: kube-scheduler
+command:
+  description: The container's command (argv) after the run.
+  returned: always
+  type: list
+  elements: str
+  sample: [kube-scheduler, --kubeconfig=/etc/kubernetes/scheduler.conf, --leader-elect=true,
+           --config=/etc/kubernetes/scheduler/config.yaml]
+volumes:
+  description: Names of the volumes this module owns (name starts with O(volume_prefix) and C(-)) after the run.
+  returned: always
+  type: list
+  elements: str
+  sample: [baremetal-k3s-etc-kubernetes-scheduler-config-yaml]
+restart_expected:
+  description:
+    - True when the manifest changed; the kubelet then restarts the pod by itself (wait for it, for example with
+      M(baremetal.k3s.extender_status)).
+  returned: always
+  type: bool
+  sample: true
+backup_file:
+  description: The copy of the previous manifest, in O(backup_dir).
+  returned: when O(backup=true) and the manifest changed
+  type: str
+  sample: /var/backups/baremetal-k3s/kube-scheduler.yaml.4242.2026-01-01@12:00:00~
+diff:
+  description: Before and after text of the manifest.
+  returned: in diff mode
+  type: dict
+  sample: {before: "apiVersion: v1\n...", after: "apiVersion: v1\n...", before_header: /etc/kubernetes/manifests/kube-scheduler.yaml,
+           after_header: /etc/kubernetes/manifests/kube-scheduler.yaml}
+'''
+
+import fnmatch
+import os
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _static_pod as sp
+
+
+def _kind_of(module, missing):
+    """sp.path_kind; in check mode a missing path counts as a file (an earlier task may create it) and is recorded."""
+    def kind_of(path):
+        kind = sp.path_kind(path)
+        if kind is None and module.check_mode:
+            missing.append(path)
+            return 'File'
+        return kind
+    return kind_of
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type='path', default=sp.DEFAULT_PATH),
+            container=dict(type='str'),
+            arg=dict(type='str', required=True),
+            state=dict(type='str', default='present', choices=['present', 'absent']),
+            mounts=dict(type='list', elements='path', default=[]),
+            mount_arg_path=dict(type='bool', default=True),
+            volume_prefix=dict(type='str', default=sp.DEFAULT_PREFIX),
+            backup=dict(type='bool', default=False),
+            backup_dir=dict(type='path', default=sp.DEFAULT_BACKUP_DIR),
+        ),
+        supports_check_mode=True,
+    )
+    if not sp.HAS_PYYAML:
+        module.fail_json(msg=missing_required_lib('PyYAML'), exception=str(sp.PYYAML_IMPORT_ERROR))
+
+    params = module.params
+    path = params['path']
+    missing = []
+    try:
+        sp.check_manifest_path(path)
+        if params['backup']:
+            sp.check_backup_dir(params['backup_dir'], path)
+        try:
+            before = _io.read_bytes(path)
+        except OSError as e:
+            raise sp.StaticPodError('cannot read %s: %s' % (path, e)) from e
+        change = sp.plan(before, params, _kind_of(module, missing))
+    except sp.StaticPodError as e:
+        module.fail_json(msg=str(e), path=path)
+    if missing:
+        module.warn('%s does not exist yet; check mode assumed a file. The real run fails unless an earlier task creates it.'
+                    % ', '.join(sorted(set(missing))))
+
+    for warning in change['warnings']:
+        module.warn(warning)
+    if change['changed'] and any(fnmatch.fnmatch(os.path.abspath(path), d + '/*') for d in sp.RKE2_STYLE_DIRS):
+        module.warn('%s is written by RKE2 on every start, so this change is lost at its next restart; give kube-scheduler-arg '
+                    'and kube-scheduler-extra-mount in the RKE2 config file instead (baremetal.k3s.k3s_service_arg).' % path)
+
+    result = dict(
+        changed=change['changed'], path=path, container=change['container'], command=change['command'],
+        volumes=change['volumes'], restart_expected=change['changed'],
+    )
+    if module._diff:
+        result['diff'] = dict(before=before.decode('utf-8'), after=change['after'].decode('utf-8'),
+                              before_header=path, after_header=path)
+    if change['changed'] and not module.check_mode:
+        written = _io.write_file(module, path, change['after'], backup=params['backup'], backup_dir=params['backup_dir'])
+        if written['backup_file']:
+            result['backup_file'] = written['backup_file']
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,107 @@
+# shellcheck shell=bash
+# Shared set-up for tests/run.sh and tests/demo.sh: everything a fresh Debian 12 machine
+# (root) needs, each step skipped when already done. Sourced, not run.
+
+BK3S_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export BAREMETAL_K3S_CACHE=${BAREMETAL_K3S_CACHE:-/var/cache/baremetal-k3s}
+VENV="$BK3S_ROOT/.venv"
+
+bk3s_log() { printf '\n== %s %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+bk3s_apt() {  # install Debian packages that are missing
+  local missing=() p
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  bk3s_log "apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+bk3s_docker() {  # a running Docker engine
+  if docker info >/dev/null 2>&1; then return 0; fi
+  bk3s_apt docker.io
+  bk3s_log "starting dockerd"
+  mkdir -p /var/log
+  nohup dockerd >/var/log/baremetal-k3s-dockerd.log 2>&1 &
+  local i
+  for i in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && return 0
+    sleep 1
+  done
+  echo "dockerd did not come up; see /var/log/baremetal-k3s-dockerd.log" >&2
+  tail -n 20 /var/log/baremetal-k3s-dockerd.log >&2
+  return 1
+}
+
+bk3s_venv() {  # .venv with the pinned test tools; rebuilt when the pins change
+  local stamp="$VENV/.requirements.sha256" want
+  want=$(sha256sum "$BK3S_ROOT/tests/requirements.txt" | cut -d' ' -f1)
+  # molecule, ansible-lint and ansible-test run ansible-* commands by name
+  case ":$PATH:" in *":$VENV/bin:"*) ;; *) export PATH="$VENV/bin:$PATH" ;; esac
+  if [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then return 0; fi
+  bk3s_log "creating $VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$BK3S_ROOT/tests/requirements.txt"
+  echo "$want" >"$stamp"
+}
+
+bk3s_images() {  # sets IMAGE_SYSTEMD and IMAGE_OPENRC
+  bk3s_apt debootstrap
+  local out
+  out=$(bash "$BK3S_ROOT/tests/images/build.sh")
+  eval "$(grep -E '^IMAGE_(SYSTEMD|OPENRC)=' <<<"$out")"
+  export IMAGE_SYSTEMD IMAGE_OPENRC
+  export BAREMETAL_K3S_IMAGE_SYSTEMD=$IMAGE_SYSTEMD BAREMETAL_K3S_IMAGE_OPENRC=$IMAGE_OPENRC
+}
+
+bk3s_kube() {  # sets BAREMETAL_K3S_KUBE_DIR: the launcher and the real parts
+  local out
+  out=$(bash "$BK3S_ROOT/tests/kube/build.sh")
+  BAREMETAL_K3S_KUBE_DIR=$(tail -n 1 <<<"$out")
+  export BAREMETAL_K3S_KUBE_DIR
+}
+
+# ansible_collections/baremetal/k3s, as ansible-test and ansible-galaxy want it: a copy
+# of the files git knows (tracked and new, not ignored), so nothing stale rides along.
+bk3s_collection_tree() {
+  local dest="$BAREMETAL_K3S_CACHE/work/ansible_collections/baremetal/k3s"
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  (cd "$BK3S_ROOT" && git ls-files -z --cached --others --exclude-standard \
+    | tar --null --ignore-failed-read -c -T - 2>/dev/null) | tar -C "$dest" -x
+  echo "$dest"
+}
+
+# ANSIBLE_COLLECTIONS_PATH entry that resolves baremetal.k3s to this checkout, live.
+bk3s_collections_path() {
+  local farm="$BAREMETAL_K3S_CACHE/live"
+  mkdir -p "$farm/ansible_collections/baremetal"
+  ln -sfn "$BK3S_ROOT" "$farm/ansible_collections/baremetal/k3s"
+  echo "$farm"
+}
+
+# The docker run flags a node container needs: systemd (or openrc-init) as PID 1 without
+# --privileged, as DESIGN.md's test environment describes. The doubles of tests/kube are
+# mounted read-only where each platform keeps its binaries: BK3S_PLATFORM k3s (default), rke2
+# or kubeadm (kubeadm-init-offline at /opt/bk3s/k3s, for the offline init phases only).
+bk3s_node_run() {  # NAME IMAGE [extra docker run args...]
+  local name=$1 image=$2 cmd=/lib/systemd/systemd dir=$BAREMETAL_K3S_KUBE_DIR
+  shift 2
+  case "$image" in *openrc*) cmd=/sbin/openrc-init ;; esac
+  local -a bins
+  case "${BK3S_PLATFORM:-k3s}" in
+    rke2) bins=(-v "$dir/k3s:/usr/local/bin/rke2:ro" -v "$dir/kine:/usr/local/bin/kine:ro"
+                -v "$dir/k3s:/var/lib/rancher/rke2/bin/kubectl:ro") ;;
+    kubeadm) bins=(-v "$dir/k3s:/usr/bin/kubeadm:ro" -v "$dir/k3s:/usr/bin/kubelet:ro" -v "$dir/k3s:/usr/bin/kubectl:ro"
+                   -v "$dir/kine:/usr/bin/kine:ro" -v "$dir/k3s:/opt/bk3s/k3s:ro") ;;
+    *) bins=(-v "$dir/k3s:/usr/local/bin/k3s:ro" -v "$dir/kine:/usr/local/bin/kine:ro") ;;
+  esac
+  docker rm -f "$name" >/dev/null 2>&1 || true
+  docker run -d --name "$name" --hostname "$name" \
+    --cap-add SYS_ADMIN --cap-add NET_ADMIN \
+    --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+    -v /sys/fs/cgroup:/sys/fs/cgroup:rw --cgroupns host \
+    --tmpfs /run --tmpfs /run/lock --tmpfs /tmp \
+    "${bins[@]}" --label baremetal-k3s=node "$@" "$image" "$cmd" >/dev/null
+}

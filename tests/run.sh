@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Run every test of baremetal.k3s on a Debian 12 machine as root, doing all set-up itself:
+# Docker engine and debootstrap from Debian, node images, the real Kubernetes parts, the
+# virtualenv. Each stage prints its time; the summary lists them; exit 0 only if all pass.
+#   bash tests/run.sh                 everything
+#   bash tests/run.sh unit sanity     only the named stages (after set-up)
+#   SCENARIOS="smoke k3s_unit" bash tests/run.sh molecule
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$BK3S_ROOT"
+
+declare -a RESULTS=()
+PASSED=0
+FAILED=0
+T0=$SECONDS
+
+stage() {  # stage NAME COMMAND...: run, time and record it
+  local name=$1 start=$SECONDS rc
+  shift
+  bk3s_log "stage $name"
+  "$@"
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    PASSED=$((PASSED + 1)); RESULTS+=("PASSED  $(printf '%5ss' $((SECONDS - start)))  $name")
+  else
+    FAILED=$((FAILED + 1)); RESULTS+=("FAILED  $(printf '%5ss' $((SECONDS - start)))  $name (exit $rc)")
+  fi
+  echo "-- $name: exit $rc after $((SECONDS - start))s"
+  return $rc
+}
+
+summary() {
+  echo
+  echo "================================ summary ================================"
+  printf '%s\n' "${RESULTS[@]}"
+  echo "total time: $((SECONDS - T0))s"
+  echo "stages: $PASSED passed, $FAILED failed"
+}
+
+setup() { bk3s_apt git rsync && bk3s_docker && bk3s_venv; }
+images() { bk3s_images; }
+kube() { bk3s_kube; }
+
+go_test() { (cd tests/kube && GOTOOLCHAIN=local GOFLAGS=-mod=mod go test ./internal/...); }
+
+unit() {
+  BAREMETAL_K3S_REQUIRE_DOCKER=1 BAREMETAL_K3S_REQUIRE_KUBE=1 "$VENV/bin/python" -m pytest -p no:cacheprovider -q \
+    tests/unit tests/integration
+}
+
+sanity() {
+  # ansible-test bootstraps pip in its sanity venvs with a get-pip script it downloads from
+  # a host this network cannot reach; the stdlib's ensurepip does the same job offline.
+  local shim=~/.ansible/test/cache/get_pip_24_2.py
+  [ -s "$shim" ] || { mkdir -p "$(dirname "$shim")"; printf 'import ensurepip\nensurepip.bootstrap()\n' >"$shim"; }
+  local tree
+  tree=$(bk3s_collection_tree) || return 1
+  (cd "$tree" && PATH="$VENV/bin:$PATH" ansible-test sanity --venv --python 3.11 --color no)
+}
+
+lint() {
+  ANSIBLE_COLLECTIONS_PATH=$(bk3s_collections_path) PATH="$VENV/bin:$PATH" ansible-lint --offline
+}
+
+galaxy_build() {  # the built artifact holds the collection and nothing of the test set-up
+  local tree out
+  tree=$(bk3s_collection_tree) || return 1
+  out=$(mktemp -d)
+  "$VENV/bin/ansible-galaxy" collection build "$tree" --output-path "$out" --force >/dev/null || return 1
+  local listing
+  listing=$(tar -tzf "$out"/baremetal-k3s-*.tar.gz)
+  rm -rf "$out"
+  if grep -E '^(\.venv|\.ci|tests/output)/' <<<"$listing"; then
+    echo "build_ignore leaks the files above into the collection artifact" >&2
+    return 1
+  fi
+  echo "collection artifact: $(wc -l <<<"$listing") entries"
+}
+
+molecule_one() {
+  (cd "$BK3S_ROOT" && ANSIBLE_COLLECTIONS_PATH=$(bk3s_collections_path) \
+    "$VENV/bin/molecule" test -s "$1")
+}
+
+ALL="images kube go_test unit sanity lint galaxy_build molecule"
+WANT=${*:-$ALL}
+
+stage setup setup || { summary; exit 1; }
+for s in $WANT; do
+  case $s in
+    images|kube)
+      stage "$s" "$s" || { summary; exit 1; } ;;
+    molecule)
+      [ -n "${IMAGE_SYSTEMD:-}" ] || bk3s_images >/dev/null || { summary; exit 1; }
+      [ -n "${BAREMETAL_K3S_KUBE_DIR:-}" ] || bk3s_kube >/dev/null || { summary; exit 1; }
+      for sc in ${SCENARIOS:-$(ls extensions/molecule | grep -v '^default$')}; do
+        [ -f "extensions/molecule/$sc/molecule.yml" ] || continue
+        stage "molecule:$sc" molecule_one "$sc"
+      done ;;
+    *)
+      if [ "$s" = unit ] && [ -z "${IMAGE_SYSTEMD:-}" ]; then bk3s_images >/dev/null; fi
+      if [ "$s" = unit ] && [ -z "${BAREMETAL_K3S_KUBE_DIR:-}" ]; then bk3s_kube >/dev/null; fi
+      stage "$s" "$s" ;;
+  esac
+done
+summary
+[ "$FAILED" -eq 0 ]
