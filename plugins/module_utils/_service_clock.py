@@ -336,6 +336,41 @@ def scheduler_process(proc_root='/proc', clock=None, config_path=None, ticks=Non
     return max(starts, key=lambda s: s['started_at'])
 
 
+def scheduler_pod_attempt(log_root='/var/log/pods', container='kube-scheduler'):
+    """The kubelet's newest start of the kube-scheduler static pod's container, from its logs.
+
+    The kubelet writes each start of a container to
+    ``<log_root>/<namespace>_<pod>_<uid>/<container>/<restart count>.log``, creating the file
+    when it creates the container and keeping the previous one, so the container directory's
+    mtime is the newest start's. This sees starts that exit between two looks (a crash loop
+    under the kubelet's back-off, whose process is gone most of the time).
+    Returns ``{'key': (pod directory, restart count), 'started_at', 'resolution', 'path'}`` for
+    the newest start, or None when there are no such logs.
+    """
+    try:
+        names = os.listdir(log_root)
+    except OSError:
+        return None
+    best = None
+    for name in names:
+        if not name.startswith('kube-system_kube-scheduler-'):
+            continue
+        cdir = os.path.join(log_root, name, container)
+        try:
+            mtime_ns = os.stat(cdir).st_mtime_ns
+            counts = [int(f[:-4]) for f in os.listdir(cdir) if f.endswith('.log') and f[:-4].isdigit()]
+        except OSError:
+            continue
+        if counts and (best is None or mtime_ns > best[0]):
+            best = (mtime_ns, name, max(counts), cdir)
+    if best is None:
+        return None
+    mtime_ns, name, count, cdir = best
+    # file times come from the kernel's coarse clock (one jiffy, up to 10 ms)
+    return {'key': (name, count), 'started_at': mtime_ns / 1e9, 'resolution': 0.01,
+            'path': os.path.join(cdir, '%d.log' % count)}
+
+
 def parse_crictl_ps(text, name='kube-scheduler'):
     """Newest running container named ``name`` in ``crictl ps -o json``: {id, started_at} or None.
 

@@ -20,7 +20,9 @@ description:
     changes cannot fool it), or, under openrc, the start of the process C(supervise-daemon)
     runs (C(/proc/<pid>/stat) plus the boot time). On RKE2 and kubeadm the start of the
     C(kube-scheduler) process is used, or the static-pod container''s start from C(crictl)
-    when no such process is visible.'
+    when no such process is visible, or, when neither runs right now (the kubelet holds a
+    crashing container back for 10 s, 20 s, 40 s, ...), the last start the kubelet logged
+    under C(/var/log/pods/kube-system_kube-scheduler-*).'
   - k3s tells systemd it is ready before its scheduler starts, and a broken scheduler config
     stops k3s seconds later. The scheduler's own health endpoint is therefore part of RV(ready).
   - With O(wait=true) the module polls every O(interval) seconds until ready, until
@@ -34,7 +36,8 @@ description:
     is never counted. From then on an exit is counted for each automatic restart (systemd
     C(NRestarts) above its baseline value; at the baseline all but one of its automatic
     restarts, since a manual start resets C(NRestarts)), for each new main pid (openrc: the child
-    of C(supervise-daemon); RKE2/kubeadm: also a new kube-scheduler process or container), and
+    of C(supervise-daemon); RKE2/kubeadm: also each new start of the kube-scheduler container, which the kubelet numbers
+    in its C(/var/log/pods) file names, so a start that exits between two looks still counts), and
     for a main process that is gone while the manager restarts it (C(SubState=auto-restart),
     C(failed), openrc C(crashed)). Two or more exits while the scheduler health endpoint has
     never answered C(ok) since the baseline is a crash loop: RV(crash_loop=true),
@@ -348,6 +351,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _service_cloc
 PROC_ROOT = '/proc'
 RUN_ROOT = '/run'
 LOG_ROOT = '/var/log'
+POD_LOG_ROOT = '/var/log/pods'
 OPENRC_RUN = '/sbin/openrc-run'
 SYSTEMD_RUNTIME = '/run/systemd/system'
 INIT_D = '/etc/init.d'
@@ -476,9 +480,12 @@ class ExtenderStatus:
 
     def _static_pod_start(self):
         """(started_at, resolution, source, key): key tells one scheduler run from the next (pid or container id)."""
+        attempt = sc.scheduler_pod_attempt(POD_LOG_ROOT)
         start = sc.scheduler_process(PROC_ROOT, CLOCK, self.p['config_path'])
         if start:
-            return start['started_at'], start['resolution'], '/proc/%d/stat' % start['pid'], start['pid']
+            # the kubelet's count of starts tells one run from the next even when a look misses one
+            return (start['started_at'], start['resolution'], '/proc/%d/stat' % start['pid'],
+                    attempt['key'] if attempt else start['pid'])
         crictl = self.module.get_bin_path('crictl', opt_dirs=CRICTL_DIRS)
         if crictl:
             env = dict(C_UTC)
@@ -488,7 +495,11 @@ class ExtenderStatus:
             if rc == 0:
                 found = sc.parse_crictl_ps(out)
                 if found:
-                    return found['started_at'], found['resolution'], 'crictl', found['id'] or found['started_at']
+                    return (found['started_at'], found['resolution'], 'crictl',
+                            attempt['key'] if attempt else found['id'] or found['started_at'])
+        if attempt:
+            # not running right now (exited, or waiting out the kubelet's back-off): its last start
+            return attempt['started_at'], attempt['resolution'], attempt['path'], attempt['key']
         return None, None, None, None
 
     def journal(self):

@@ -74,8 +74,10 @@ class Node:
         self.init_d.mkdir()
         self.log = tmp_path / 'log'
         self.log.mkdir()
+        self.pod_logs = tmp_path / 'pods'
+        self.pod_logs.mkdir()
         self.openrc_run = tmp_path / 'openrc-run'
-        for name, value in (('PROC_ROOT', str(self.proc)), ('RUN_ROOT', str(self.run)), ('LOG_ROOT', str(self.log)),
+        for name, value in (('PROC_ROOT', str(self.proc)), ('RUN_ROOT', str(self.run)), ('LOG_ROOT', str(self.log)), ('POD_LOG_ROOT', str(self.pod_logs)),
                             ('OPENRC_RUN', str(self.openrc_run)), ('SYSTEMD_RUNTIME', str(self.run / 'systemd' / 'system')),
                             ('INIT_D', str(self.init_d)), ('CLOCK', self.clock)):
             monkeypatch.setattr(extender_status, name, value)
@@ -104,6 +106,15 @@ class Node:
     def use_openrc(self):
         os.rmdir(str(self.run / 'systemd' / 'system'))
         self.openrc_run.write_text('')
+
+    def pod_start(self, uid, count, at):
+        """The kubelet starts the scheduler pod's container for the count-th time at wall time ``at``."""
+        cdir = self.pod_logs / ('kube-system_kube-scheduler-node-1_%s' % uid) / 'kube-scheduler'
+        cdir.mkdir(parents=True, exist_ok=True)
+        if (cdir / ('%d.log' % (count - 2))).exists():
+            (cdir / ('%d.log' % (count - 2))).unlink()
+        (cdir / ('%d.log' % count)).write_text('2026-01-13T10:00:00Z stderr F E0113 bad config\n')
+        os.utime(str(cdir), (at, at))
 
     def process(self, pid, argv, start_s, ppid=1, state='S'):
         d = self.proc / str(pid)
@@ -300,6 +311,65 @@ def test_kubeadm_falls_back_to_crictl(node, extender):
     assert result['scheduler_started_at'] == '2026-01-13T09:59:58.000000Z'
     crictl = [c for c in node.commands if c[0][0].endswith('crictl')][0][0]
     assert crictl[1:] == ['ps', '--name', '^kube-scheduler$', '-o', 'json']
+
+
+def test_static_pod_between_starts_is_seen_in_the_kubelet_logs(node, extender):
+    # no kube-scheduler process and no crictl: the kubelet holds the crashed container back
+    node.pod_start('old', 0, BASE - 600)
+    node.pod_start('new', 0, BASE - 5)
+    failed, result = run_module(extender_status, args(extender, platform='kubeadm'))
+    assert not failed, result
+    assert result['restarted'] is True
+    assert result['started_at_source'].endswith('/kube-system_kube-scheduler-node-1_new/kube-scheduler/0.log')
+    assert result['scheduler_started_at'] == '2026-01-13T09:59:55.000000Z'
+    assert 'no running scheduler found' not in result['msg']
+
+
+def test_static_pod_logged_start_before_the_change_is_not_a_restart(node, extender):
+    node.pod_start('old', 3, BASE - 600)
+    failed, result = run_module(extender_status, args(extender, platform='kubeadm'))
+    assert not failed, result
+    assert (result['restarted'], result['ready']) == (False, False)
+    assert 'the scheduler started at 2026-01-13T09:50:00.000000Z, before the change' in result['msg']
+
+
+def test_static_pod_crash_loop_under_back_off(node, extender, monkeypatch):
+    # the new pod's container starts at +1 s, +12 s (back-off 10 s), +33 s (20 s), each living
+    # well under a second: no look ever sees its process, the kubelet's numbered logs show each start
+    scheduler_health(node, monkeypatch)
+    node.process(900, ['/usr/bin/kubelet'], 100)
+    node.show = lambda: show(pid=900, mono_s=100)
+    starts = {2: 0, 12: 1, 34: 2}
+
+    def kubelet(t):
+        if t in starts:
+            node.pod_start('new', starts[t], BASE + t - 1)
+
+    node.clock.after_sleep = kubelet
+    failed, result = run_module(extender_status, args(extender, platform='kubeadm', since=str(BASE), wait=True, interval=2))
+    assert not failed, result
+    assert (result['ready'], result['crash_loop'], result['restarted']) == (False, True, True)
+    assert result['elapsed'] == pytest.approx(34)  # at the third start, not at the update or readiness timeout
+    assert result['msg'].startswith('crash loop: the kube-scheduler (or kubelet) exited 2 times since the change')
+    assert result['started_at_source'].endswith('kube-scheduler/2.log')
+
+
+def test_static_pod_process_and_its_logs_are_one_start(node, extender, monkeypatch):
+    # a look that sees the process and one that sees only its log are the same start: no exit counted
+    scheduler_health(node, monkeypatch, healthy_from=8)
+    node.process(900, ['/usr/bin/kubelet'], 100)
+    node.show = lambda: show(pid=900, mono_s=100)
+    node.pod_start('new', 0, BASE + 1)
+
+    def kubelet(t):
+        if t == 4:
+            node.process(4100, ['kube-scheduler', '--config=/etc/kubernetes/sched.yaml'], 1001)
+
+    node.clock.after_sleep = kubelet
+    failed, result = run_module(extender_status, args(extender, platform='kubeadm', since=str(BASE), wait=True, interval=2,
+                                                      config_path='/etc/kubernetes/sched.yaml'))
+    assert not failed, result
+    assert (result['ready'], result['crash_loop'], result['started_at_source']) == (True, False, '/proc/4100/stat')
 
 
 def test_kubeadm_without_scheduler_is_not_ready(node, extender):
