@@ -554,8 +554,24 @@ def _needed_plugins_v1(plugins):
 _ARGS_CHECKED_ONLY_WHEN_NEEDED = ('NodeResourcesFit',)
 
 
-def _validate_args(version, apath, pname, args, needed=True):
-    """Decode and validate one pluginConfig's args (in-tree plugins with an args type)."""
+# When an extender's managedResources has ignoredByScheduler: true, kube-scheduler overwrites every
+# profile's NodeResourcesFitArgs.ignoredResources with those names before it creates the plugin: the
+# file's own list is decoded (its types must be right) but never validated, and never used.
+_REPLACED_BY_EXTENDERS = {'NodeResourcesFit': ('ignoredResources',)}
+
+
+def _extenders_ignore_resources(extenders):
+    """True when some extender's managedResources has ignoredByScheduler: true."""
+    return isinstance(extenders, list) and any(
+        isinstance(res, dict) and res.get('ignoredByScheduler')
+        for ext in extenders if isinstance(ext, dict) for res in ext.get('managedResources') or [])
+
+
+def _validate_args(version, apath, pname, args, needed=True, replaced=()):
+    """Decode and validate one pluginConfig's args (in-tree plugins with an args type).
+
+    ``replaced`` names fields kube-scheduler overwrites before it checks them (checked for type only).
+    """
     errs = []
     typ = schema.PLUGIN_ARGS[version].get(pname)
     if typ is None:
@@ -575,7 +591,7 @@ def _validate_args(version, apath, pname, args, needed=True):
                     % (apath, GROUP, version, decoded['apiVersion']))
     checker = _ARGS_CHECKS.get(pname)
     if checker and (needed or pname not in _ARGS_CHECKED_ONLY_WHEN_NEEDED):
-        errs.extend(checker(apath, decoded, version))
+        errs.extend(checker(apath, {k: v for k, v in decoded.items() if k not in replaced}, version))
     return errs
 
 
@@ -922,6 +938,7 @@ def validate_data(data, version, check_files=True, exists=os.path.exists):
     if profiles is None or len(profiles) == 0:
         profiles = [{}]
     seen = {}
+    extenders_ignore = _extenders_ignore_resources(decoded.get('extenders'))
     for i, profile in enumerate(profiles):
         ppath = 'profiles[%d]' % i
         # kube-scheduler names a profile default-scheduler only when it is the only one
@@ -945,7 +962,8 @@ def validate_data(data, version, check_files=True, exists=os.path.exists):
                 continue
             if 'args' in pc:
                 needed = version != 'v1' or pname in _needed_plugins_v1(profile.get('plugins') or {})
-                errs.extend(_validate_args(version, cpath + '.args', pname, pc['args'], needed))
+                replaced = _REPLACED_BY_EXTENDERS.get(pname, ()) if extenders_ignore else ()
+                errs.extend(_validate_args(version, cpath + '.args', pname, pc['args'], needed, replaced))
             elif pname in schema.PLUGIN_ARGS[version]:
                 errs.append('%s.args: args for plugin %s are missing or null; give a mapping (this module refuses an empty args)'
                             % (cpath, pname))
@@ -971,7 +989,7 @@ def validate_data(data, version, check_files=True, exists=os.path.exists):
 def _validate_ignored_resources(extenders, profiles):
     """kube-scheduler copies the extenders' ignoredByScheduler resources into every profile's NodeResourcesFitArgs;
     a profile without them (NodeResourcesFit neither used nor configured) fails: "can't find NodeResourcesFitArgs"."""
-    if not any(res.get('ignoredByScheduler') for ext in extenders for res in ext.get('managedResources') or []):
+    if not _extenders_ignore_resources(extenders):
         return []
     errs = []
     for i, profile in enumerate(profiles):

@@ -656,3 +656,29 @@ def test_ignored_managed_resources_need_fit_args_in_every_profile(profile, ok):
             'profiles:\n' + profile)
     errs = errors_of(doc('v1', body))
     assert (errs == []) is ok, errs
+
+
+@pytest.mark.parametrize('version', ['v1', 'v1beta3'])
+@pytest.mark.parametrize('ignored_by_scheduler, ok', [(True, True), (False, False)])
+def test_extenders_ignored_resources_replace_the_fit_args_list(version, ignored_by_scheduler, ok):
+    # kube-scheduler overwrites NodeResourcesFitArgs.ignoredResources with the extenders'
+    # ignoredByScheduler names before it creates the plugin: the file's list is never checked
+    body = ('extenders:\n- urlPrefix: http://x\n  managedResources: [{name: example.com/gpu, ignoredByScheduler: %s}]\n'
+            'profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {ignoredResources: ["%s"]}\n'
+            % (str(ignored_by_scheduler).lower(), 'x' * 64))
+    errs = errors_of(doc(version, body))
+    assert (errs == []) is ok, errs
+    if not ok:
+        assert errs == ['profiles[0].pluginConfig[0].args.ignoredResources[0]: Invalid value: "%s": '
+                        'name part must be no more than 63 bytes' % ('x' * 64)], errs
+
+
+def test_extenders_ignored_resources_keep_the_fit_args_types_and_groups():
+    # still decoded strictly, and ignoredResourceGroups is not replaced
+    head = ('extenders:\n- urlPrefix: http://x\n  managedResources: [{name: example.com/gpu, ignoredByScheduler: true}]\n'
+            'profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: ')
+    assert errors_of(doc('v1', head + '{ignoredResources: [1]}\n')) == [
+        'profiles[0].pluginConfig[0].args.ignoredResources[0]: cannot decode number into a string field; quote the value']
+    errs = errors_of(doc('v1', head + '{ignoredResources: [""], ignoredResourceGroups: [a/b]}\n'))
+    assert errs and all('ignoredResourceGroups[0]' in e for e in errs), errs
+    assert any("resource group name can't contain '/'" in e for e in errs), errs
