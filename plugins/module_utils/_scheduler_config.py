@@ -981,16 +981,14 @@ def validate_data(data, version, check_files=True, exists=os.path.exists):
     if maximum < initial:
         errs.append(invalid('podMaxBackoffSeconds', maximum, 'must be greater than or equal to PodInitialBackoffSeconds'))
     errs.extend(_validate_extenders(decoded.get('extenders') or [], check_files, exists))
-    if version == 'v1':
-        errs.extend(_validate_ignored_resources(decoded.get('extenders') or [], profiles))
+    if version == 'v1' and extenders_ignore:
+        errs.extend(_validate_ignored_resources(profiles))
     return errs
 
 
-def _validate_ignored_resources(extenders, profiles):
+def _validate_ignored_resources(profiles):
     """kube-scheduler copies the extenders' ignoredByScheduler resources into every profile's NodeResourcesFitArgs;
     a profile without them (NodeResourcesFit neither used nor configured) fails: "can't find NodeResourcesFitArgs"."""
-    if not _extenders_ignore_resources(extenders):
-        return []
     errs = []
     for i, profile in enumerate(profiles):
         configured = any(pc.get('name', '') == 'NodeResourcesFit' for pc in profile.get('pluginConfig') or [])

@@ -50,19 +50,18 @@ class ServiceNotFound(ServiceArgError):
 
 
 class Host:
-    """What the logic needs from the node; the module passes an implementation backed by AnsibleModule."""
+    """What the logic needs from the node; the module subclasses it with AnsibleModule behind it.
+
+    A subclass gives:
+
+    - ``write(path, content, mode)``: write ``content`` (bytes) atomically, ``mode`` for a new
+      file only; returns the backup file's path or None;
+    - ``remove(path)``: remove the file; returns the backup file's path or None;
+    - ``run(argv)``: ``(rc, stdout, stderr)`` of ``argv``, rc None when the program is missing;
+    - ``check_mode``: true when nothing may be written.
+    """
 
     check_mode = False
-
-    def write(self, path, content, mode):  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def remove(self, path):  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def run(self, argv):  # pragma: no cover - interface
-        """(rc, stdout, stderr) of ``argv``; rc None when the program is missing."""
-        raise NotImplementedError
 
 
 def read_bytes(path):

@@ -481,11 +481,11 @@ class ExtenderStatus:
     def _static_pod_start(self):
         """(started_at, resolution, source, key): key tells one scheduler run from the next (pid or container id)."""
         attempt = sc.scheduler_pod_attempt(POD_LOG_ROOT)
+        # the kubelet's count of starts tells one run from the next even when a look misses one
+        logged = attempt['key'] if attempt else None
         start = sc.scheduler_process(PROC_ROOT, CLOCK, self.p['config_path'])
         if start:
-            # the kubelet's count of starts tells one run from the next even when a look misses one
-            return (start['started_at'], start['resolution'], '/proc/%d/stat' % start['pid'],
-                    attempt['key'] if attempt else start['pid'])
+            return start['started_at'], start['resolution'], '/proc/%d/stat' % start['pid'], logged or start['pid']
         crictl = self.module.get_bin_path('crictl', opt_dirs=CRICTL_DIRS)
         if crictl:
             env = dict(C_UTC)
@@ -495,11 +495,10 @@ class ExtenderStatus:
             if rc == 0:
                 found = sc.parse_crictl_ps(out)
                 if found:
-                    return (found['started_at'], found['resolution'], 'crictl',
-                            attempt['key'] if attempt else found['id'] or found['started_at'])
+                    return found['started_at'], found['resolution'], 'crictl', logged or found['id'] or found['started_at']
         if attempt:
             # not running right now (exited, or waiting out the kubelet's back-off): its last start
-            return attempt['started_at'], attempt['resolution'], attempt['path'], attempt['key']
+            return attempt['started_at'], attempt['resolution'], attempt['path'], logged
         return None, None, None, None
 
     def journal(self):
