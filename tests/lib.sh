@@ -82,7 +82,7 @@ bk3s_collections_path() {
 }
 
 # The docker run flags a node container needs: systemd (or openrc-init) as PID 1 without
-# --privileged, as DESIGN.md's test environment describes. The doubles of tests/kube are
+# --privileged, with the capabilities systemd needs. The doubles of tests/kube are
 # mounted read-only where each platform keeps its binaries: BK3S_PLATFORM k3s (default), rke2
 # or kubeadm (kubeadm-init-offline at /opt/bk3s/k3s, for the offline init phases only).
 bk3s_node_run() {  # NAME IMAGE [extra docker run args...]

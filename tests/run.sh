@@ -38,7 +38,7 @@ summary() {
   echo "stages: $PASSED passed, $FAILED failed"
 }
 
-setup() { bk3s_apt git rsync && bk3s_docker && bk3s_venv; }
+setup() { bk3s_apt git rsync shellcheck && bk3s_docker && bk3s_venv; }
 images() { bk3s_images; }
 kube() { bk3s_kube; }
 

@@ -328,7 +328,7 @@ def effective_values(cli_args, file_flag_list, name, cli_replaces=True):
     ``cli_args``: the service's command line after the subcommand (or the whole argv).
     k3s puts the files' flags first and the command line after them. Whether the command
     line's values for a list flag are added to the files' values or replace them is not
-    settled (see FACTS.md): ``cli_replaces=True`` gives the documented behaviour
+    settled (k3s's docs and its code comment disagree): ``cli_replaces=True`` gives the documented behaviour
     (replace), ``False`` the one configfilearg's comment describes (append).
     """
     from_files = flag_values(file_flag_list, name)

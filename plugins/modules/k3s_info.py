@@ -56,7 +56,7 @@ notes:
     C(key+:) appending).
   - For C(--kube-scheduler-arg), the module follows the k3s documentation - values given on the command line replace
     the config files' list. k3s's own code comment says they are added to it; when both places give values a warning
-    says so (see the collection's FACTS.md).
+    says so.
   - A unit, drop-in, init script or config file that k3s or systemd would refuse makes the module fail with a message
     that names the file and the problem.
   - Needs PyYAML on the node when k3s config files exist.

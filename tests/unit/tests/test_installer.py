@@ -2,7 +2,7 @@
 # Copyright (c) 2026, baremetal.k3s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The installer-output generator against the layout FACTS.md records, byte for byte."""
+"""The installer-output generator against the layout k3s's install.sh writes, byte for byte."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import installer  # noqa: E402 pylint: disable=wrong-import-position,import-erro
 
 INSTALLER_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'integration', 'installer.py')
 
-FACTS_UNIT = b"""[Unit]
+INSTALLER_UNIT = b"""[Unit]
 Description=Lightweight Kubernetes
 Documentation=https://k3s.io
 Wants=network-online.target
@@ -56,7 +56,7 @@ ExecStart=/usr/local/bin/k3s \\
 
 def test_facts_unit_exact():
     files = installer.generate('server', ['--disable=traefik', '--write-kubeconfig-mode=644'])
-    assert files[0] == ('/etc/systemd/system/k3s.service', FACTS_UNIT, 0o644)
+    assert files[0] == ('/etc/systemd/system/k3s.service', INSTALLER_UNIT, 0o644)
     assert files[1] == ('/etc/systemd/system/k3s.service.env', b'', 0o600)
 
 
