@@ -26,6 +26,8 @@ import uuid
 
 from urllib.parse import urlsplit
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _url
+
 PROBE_POD_NAME = 'baremetal-k3s-extender-probe'
 PROBE_NAMESPACE = 'default'
 # The verbs whose request body is not an ExtenderArgs.
@@ -153,19 +155,11 @@ def verb_url(url, verb):
 
 
 def validate_url(url):
-    """Raise ExtenderProbeError unless ``url`` is an absolute http(s) URL with a host."""
-    parts = urlsplit(url or '')
-    if parts.scheme not in ('http', 'https'):
-        raise ExtenderProbeError('extender URL %r must start with http:// or https://' % (url,))
-    if not parts.hostname:
-        raise ExtenderProbeError('extender URL %r has no host' % (url,))
-    try:
-        parts.port  # pylint: disable=pointless-statement
-    except ValueError as e:
-        raise ExtenderProbeError('extender URL %r has a bad port: %s' % (url, e)) from e
-    if parts.query or parts.fragment:
-        raise ExtenderProbeError('extender URL %r must not have a query or a fragment' % (url,))
-    return parts
+    """The parts of ``url``; ExtenderProbeError when :func:`_url.url_problem` refuses it."""
+    problem = _url.url_problem(url)
+    if problem:
+        raise ExtenderProbeError('extender URL %r %s' % (url, problem))
+    return urlsplit(url)
 
 
 def ssl_context(ca_file=None, cert_file=None, key_file=None, insecure=False):

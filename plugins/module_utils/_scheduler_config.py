@@ -26,6 +26,7 @@ import os
 import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config_schema as schema
+from ansible_collections.baremetal.k3s.plugins.module_utils import _url
 
 try:
     import yaml as pyyaml
@@ -1117,8 +1118,9 @@ def render_extender(options, exists=os.path.exists):
     """The module's snake_case extender option -> the camelCase mapping. Raises SchedulerConfigError."""
     errs = []
     url = options.get('url_prefix') or ''
-    if not re.match(r'^https?://[^/\s]+', url):
-        errs.append('extender.url_prefix %r must be an http:// or https:// URL, for example http://127.0.0.1:8889' % url)
+    problem = _url.url_problem(url)
+    if problem:
+        errs.append('extender.url_prefix %r %s' % (url, problem))
     out = {}
     for snake, camel in _EXTENDER_FIELDS:
         value = options.get(snake)

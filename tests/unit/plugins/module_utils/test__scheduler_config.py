@@ -491,8 +491,10 @@ def test_new_file_needs_an_existing_kubeconfig():
 
 
 @pytest.mark.parametrize('extender,message', [
-    ({'url_prefix': 'ftp://x'}, 'must be an http:// or https:// URL'),
-    ({'url_prefix': '127.0.0.1:8889'}, 'must be an http:// or https:// URL'),
+    ({'url_prefix': 'ftp://x'}, 'must start with http:// or https://'),
+    ({'url_prefix': '127.0.0.1:8889'}, 'must start with http:// or https://'),
+    ({'url_prefix': 'http://127.0.0.1:99999'}, 'port that is not a number from 1 to 65535'),
+    ({'url_prefix': 'http://h:abc/'}, 'port that is not a number from 1 to 65535'),
     ({'url_prefix': 'http://x', 'prioritize_verb': 'p', 'weight': 0}, 'weight must be greater than 0'),
     ({'url_prefix': 'http://x', 'prioritize_verb': 'p'}, 'weight must be greater than 0'),
     ({'url_prefix': 'http://x', 'http_timeout': '15'}, 'missing unit'),

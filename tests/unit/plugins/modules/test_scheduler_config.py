@@ -130,7 +130,8 @@ def test_bad_files_fail_untouched(env, content, message):
 
 
 @pytest.mark.parametrize('extender,message', [
-    ({'url_prefix': 'tcp://x'}, 'must be an http:// or https:// URL'),
+    ({'url_prefix': 'tcp://x'}, 'must start with http:// or https://'),
+    ({'url_prefix': 'http://127.0.0.1:99999'}, 'not a number from 1 to 65535'),
     ({'url_prefix': 'http://x', 'prioritize_verb': 'p', 'weight': 0}, 'weight must be greater than 0'),
     ({'url_prefix': 'http://x', 'managed_resources': [{'name': 'a.io/b'}, {'name': 'a.io/b'}]}, 'lists a.io/b twice'),
     ({'url_prefix': 'http://x', 'tls_config': {'ca_file': '/does/not/exist.pem'}}, 'does not exist on the node'),
@@ -174,3 +175,23 @@ def test_missing_ruamel_fails_with_missing_required_lib(env):
     with patch.object(sc, 'HAS_RUAMEL', False):
         failed, result = run_module(scheduler_config, args(env))
     assert failed and 'ruamel.yaml' in result['msg'] and 'required' in result['msg']
+
+
+@pytest.mark.parametrize('url,reason', [
+    ('http://127.0.0.1:99999', 'not a number from 1 to 65535'),
+    ('http://h:abc/', 'not a number from 1 to 65535'),
+    ('http://h:1/x?q', 'must not have a query'),
+])
+def test_bad_url_leaves_an_existing_file_as_it_was(env, url, reason):
+    """The URL is refused before anything is written: same bytes, same mtime, no new file."""
+    first_failed, first = run_module(scheduler_config, args(env))
+    assert not first_failed, first
+    before = open(env['path'], 'rb').read()
+    mtime = os.stat(env['path']).st_mtime_ns
+    listing = sorted(os.listdir(env['dir']))
+    failed, result = run_module(scheduler_config, args(env, extender=dict(OURS, url_prefix=url)))
+    assert failed, result
+    assert url in result['msg'] and reason in result['msg'], result['msg']
+    assert open(env['path'], 'rb').read() == before
+    assert os.stat(env['path']).st_mtime_ns == mtime
+    assert sorted(os.listdir(env['dir'])) == listing
