@@ -32,6 +32,8 @@ import math
 import os
 import re
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _deps
+
 try:
     import yaml
     HAS_YAML = True
@@ -160,8 +162,8 @@ def _shortest_digits(value):
 def load_yaml(data, name='config file'):
     """The (key, value) pairs of one config file, in file order (duplicates kept)."""
     if not HAS_YAML:
-        raise ConfigError('reading %s needs PyYAML on the node (Debian: apt-get install python3-yaml): %s'
-                          % (name, YAML_IMPORT_ERROR))
+        raise ConfigError('reading %s needs PyYAML on the node (%s): %s'
+                          % (name, _deps.install_hint('PyYAML'), YAML_IMPORT_ERROR))
     if isinstance(data, bytes):
         data = data.decode('utf-8', 'replace')
     try:

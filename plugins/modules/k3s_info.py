@@ -49,6 +49,9 @@ options:
       - The kube-scheduler static pod manifest of a kubeadm control plane, C(/etc/kubernetes/manifests/kube-scheduler.yaml)
         when not given.
     type: path
+requirements:
+  - PyYAML on the node, to read k3s's and RKE2's config files (Debian and Ubuntu C(python3-yaml), EL C(python3-pyyaml),
+    SUSE C(python3-PyYAML))
 notes:
   - The unit and its drop-ins are read as systemd reads them (continuation lines, quoting, C(ExecStart=) resets,
     C(EnvironmentFile=) values expanded in the command line); the config files as k3s reads them (the file named by
@@ -59,7 +62,6 @@ notes:
     says so.
   - A unit, drop-in, init script or config file that k3s or systemd would refuse makes the module fail with a message
     that names the file and the problem.
-  - Needs PyYAML on the node when k3s config files exist.
 seealso:
   - module: baremetal.k3s.k3s_service_arg
   - module: baremetal.k3s.extender_status

@@ -92,10 +92,12 @@ options:
         earlier file's list is extended, not replaced. Must end in C(.yaml) or C(.yml).
     type: str
     default: 99-baremetal-k3s-scheduler.yaml
+requirements:
+  - PyYAML on the node, to read k3s's and RKE2's config files (Debian and Ubuntu C(python3-yaml), EL C(python3-pyyaml),
+    SUSE C(python3-PyYAML))
 notes:
   - The unit and drop-ins are read as systemd reads them (continuation lines, comments inside them, quoting,
     C(ExecStart=) resets); the config files as k3s reads them (C(config.yaml) then C(config.yaml.d/*.yaml) in name order).
-  - Needs PyYAML on the node for O(method=config) and to read the k3s config files.
 seealso:
   - name: k3s configuration file
     description: How k3s reads config.yaml and config.yaml.d.

@@ -24,8 +24,9 @@ description:
 author:
   - baremetal.k3s contributors (@baremetal)
 requirements:
-  - ruamel.yaml >= 0.17.21 on the target node (Debian package C(python3-ruamel.yaml))
-  - PyYAML on the target node (Debian package C(python3-yaml))
+  - ruamel.yaml >= 0.17.21 on the node (Debian and Ubuntu C(python3-ruamel.yaml), SUSE C(python3-ruamel.yaml); EL has no
+    package, use C(pip install ruamel.yaml) for the Python Ansible uses there)
+  - PyYAML on the node (Debian and Ubuntu C(python3-yaml), EL C(python3-pyyaml), SUSE C(python3-PyYAML))
 extends_documentation_fragment:
   - baremetal.k3s._attributes
   - baremetal.k3s._attributes.FILES
@@ -232,9 +233,9 @@ diff:
 
 import os
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
 
 
@@ -281,9 +282,9 @@ def main():
         supports_check_mode=True,
     )
     if not sc.HAS_RUAMEL:
-        module.fail_json(msg=missing_required_lib('ruamel.yaml'), exception=str(sc.RUAMEL_IMPORT_ERROR))
+        module.fail_json(msg=_deps.missing_lib_msg('ruamel.yaml'), exception=str(sc.RUAMEL_IMPORT_ERROR))
     if not sc.HAS_PYYAML:
-        module.fail_json(msg=missing_required_lib('PyYAML'), exception=str(sc.PYYAML_IMPORT_ERROR))
+        module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sc.PYYAML_IMPORT_ERROR))
 
     params = module.params
     path = params['path']

@@ -38,7 +38,7 @@ description:
 author:
   - baremetal.k3s contributors (@baremetal)
 requirements:
-  - PyYAML on the target node (Debian package C(python3-yaml))
+  - PyYAML on the node (Debian and Ubuntu C(python3-yaml), EL C(python3-pyyaml), SUSE C(python3-PyYAML))
 extends_documentation_fragment:
   - baremetal.k3s._attributes
   - baremetal.k3s._attributes.FILES
@@ -244,9 +244,9 @@ diff:
 import fnmatch
 import os
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _static_pod as sp
 
 
@@ -277,7 +277,7 @@ def main():
         supports_check_mode=True,
     )
     if not sp.HAS_PYYAML:
-        module.fail_json(msg=missing_required_lib('PyYAML'), exception=str(sp.PYYAML_IMPORT_ERROR))
+        module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sp.PYYAML_IMPORT_ERROR))
 
     params = module.params
     path = params['path']
