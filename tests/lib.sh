@@ -64,8 +64,8 @@ bk3s_kube() {  # sets BAREMETAL_K3S_KUBE_DIR: the launcher and the real parts
 
 # ansible_collections/baremetal/k3s, as ansible-test and ansible-galaxy want it: a copy
 # of the files git knows (tracked and new, not ignored), so nothing stale rides along.
-bk3s_collection_tree() {
-  local dest="$BAREMETAL_K3S_CACHE/work/ansible_collections/baremetal/k3s"
+bk3s_collection_tree() {  # [NAME]: a tree of its own per caller, so parallel callers do not collide
+  local dest="$BAREMETAL_K3S_CACHE/${1:-work}/ansible_collections/baremetal/k3s"
   rm -rf "$dest"
   mkdir -p "$dest"
   (cd "$BK3S_ROOT" && git ls-files -z --cached --others --exclude-standard \
@@ -104,4 +104,43 @@ bk3s_node_run() {  # NAME IMAGE [extra docker run args...]
     -v /sys/fs/cgroup:/sys/fs/cgroup:rw --cgroupns host \
     --tmpfs /run --tmpfs /run/lock --tmpfs /tmp \
     "${bins[@]}" --label baremetal-k3s=node "$@" "$image" "$cmd" >/dev/null
+}
+
+# --- As a new user: the oldest ansible-core the collection supports, the built artifact
+# installed offline into an empty collections path, playbooks run by FQCN from outside the
+# checkout. tests/demo.sh and tests/product.sh go this way.
+
+# meta/runtime.yml's requires_ansible floor, at its newest patch release.
+BK3S_ANSIBLE_CORE_MIN=${BK3S_ANSIBLE_CORE_MIN:-2.17.14}
+
+bk3s_user_venv() {  # sets USER_VENV: a venv holding ansible-core and nothing else
+  USER_VENV="$BAREMETAL_K3S_CACHE/user-venv/ansible-core-$BK3S_ANSIBLE_CORE_MIN"
+  if [ -x "$USER_VENV/bin/ansible-playbook" ]; then return 0; fi
+  bk3s_log "creating $USER_VENV (ansible-core $BK3S_ANSIBLE_CORE_MIN only)"
+  rm -rf "$USER_VENV"
+  python3 -m venv "$USER_VENV"
+  "$USER_VENV/bin/pip" install -q --disable-pip-version-check "ansible-core==$BK3S_ANSIBLE_CORE_MIN"
+}
+
+# DIR: build the collection artifact from the checkout and install it offline into DIR, an
+# empty collections path, as README.md tells users to. Prints the artifact's path.
+bk3s_user_install() {
+  local dir=$1 tree dist
+  tree=$(bk3s_collection_tree "tree-$(basename "$(dirname "$dir")")") || return 1
+  dist="$(dirname "$dir")/dist"
+  rm -rf "$dist" "$dir"
+  mkdir -p "$dist" "$dir"
+  "$USER_VENV/bin/ansible-galaxy" collection build "$tree" --output-path "$dist" >/dev/null || return 1
+  "$USER_VENV/bin/ansible-galaxy" collection install --offline -p "$dir" "$dist"/baremetal-k3s-*.tar.gz >/dev/null || return 1
+  ls "$dist"/baremetal-k3s-*.tar.gz
+}
+
+# DIR: a collections path holding only community.docker, the tests' transport into the node
+# containers (docker exec). An operator reaches nodes over SSH and needs none of it.
+bk3s_transport() {
+  local dir=$1 src
+  src=$("$VENV/bin/python" -c 'import ansible_collections.community.docker as m; print(list(m.__path__)[0])') || return 1
+  mkdir -p "$dir/ansible_collections/community"
+  ln -sfn "$src" "$dir/ansible_collections/community/docker"
+  echo "$dir"
 }

@@ -78,12 +78,15 @@ galaxy_build() {  # the built artifact holds the collection and nothing of the t
   echo "collection artifact: $(wc -l <<<"$listing") entries"
 }
 
+# As a new user: built artifact, oldest ansible-core, FQCN playbooks from outside the checkout.
+product() { bash tests/product.sh; }
+
 molecule_one() {
   (cd "$BK3S_ROOT" && ANSIBLE_COLLECTIONS_PATH=$(bk3s_collections_path) \
     "$VENV/bin/molecule" test -s "$1")
 }
 
-ALL="images kube go_test unit sanity lint galaxy_build molecule"
+ALL="images kube go_test unit sanity lint galaxy_build product molecule"
 WANT=${*:-$ALL}
 
 stage setup setup || { summary; exit 1; }

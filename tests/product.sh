@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The collection as a new user gets it, checked end to end (tests/run.sh stage "product"):
+#  - a venv with only ansible-core at the oldest release meta/runtime.yml allows;
+#  - the built artifact installed offline into an empty collections path (no other collection:
+#    the content declares none; community.docker is only the tests' transport into containers);
+#  - ansible-doc for every module and the role from that installation;
+#  - baremetal.k3s.install_csi (two servers at once: scheduler_extender_serial=2), .status
+#    (table and JSON file), an idempotent re-run, and .uninstall_csi, all by FQCN from outside
+#    the checkout, against 2 k3s servers and 1 agent;
+#  - the nodes hold no Python package beyond what the modules' requirements name, and every
+#    file the collection touched is byte-identical after uninstall.
+set -euo pipefail
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$BK3S_ROOT"
+
+export BK3S_FLEET=product SERVERS=2 AGENTS=1
+work="$BAREMETAL_K3S_CACHE/product"
+servers=(bk3s-product-server-1 bk3s-product-server-2)
+fail() { echo "product: FAILED: $*" >&2; exit 1; }
+demo() { bash tests/demo.sh "$@"; }
+trap 'demo down >/dev/null 2>&1 || true' EXIT
+
+demo up
+bk3s_user_venv
+export ANSIBLE_COLLECTIONS_PATH="$work/collections:$work/transport"
+
+bk3s_log "what the installation holds"
+"$USER_VENV/bin/ansible-galaxy" collection list -p "$work/collections" | tee "$work/collections.txt"
+grep -q '^baremetal\.k3s ' "$work/collections.txt" || fail "baremetal.k3s is not installed"
+others=$(grep -E '^[a-z0-9_]+\.[a-z0-9_]+ ' "$work/collections.txt" | grep -cv '^baremetal\.k3s ' || true)
+[ "$others" -eq 0 ] || fail "the installation pulled in other collections"
+documented=0
+for f in "$BK3S_ROOT"/plugins/modules/*.py; do
+  m=$(basename "$f" .py)
+  "$USER_VENV/bin/ansible-doc" "baremetal.k3s.$m" >/dev/null || fail "ansible-doc baremetal.k3s.$m"
+  documented=$((documented + 1))
+done
+for r in "$BK3S_ROOT"/roles/*/; do
+  r=$(basename "$r")
+  "$USER_VENV/bin/ansible-doc" -t role "baremetal.k3s.$r" >/dev/null || fail "ansible-doc -t role baremetal.k3s.$r"
+done
+echo "ansible-doc: $documented modules and every role documented"
+
+fingerprint() {  # NODE OUT: sha256 of every file the collection may touch
+  docker cp extensions/molecule/shared/fingerprint.py "$1:/var/tmp/bk3s-fingerprint.py"
+  docker exec "$1" python3 /var/tmp/bk3s-fingerprint.py /var/tmp/fp.json
+  docker exec "$1" cat /var/tmp/fp.json >"$2"
+}
+for s in "${servers[@]}"; do fingerprint "$s" "$work/$s.before.json"; done
+
+demo install -e scheduler_extender_serial=2 | tee "$work/install.log"
+demo status -e "status_json=$work/status.json" | tee "$work/status.log"
+
+bk3s_log "checking the status JSON and the readiness ConfigMap"
+python3 - "$work/status.json" "${servers[@]}" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+rows = {r['node']: r for r in data['nodes']}
+for server in sys.argv[2:]:
+    row = rows.get(server)
+    assert row, 'no row for %s in %s' % (server, sorted(rows))
+    assert row['ready'] is True and row['restarted'] is True, row
+print('status JSON: %d servers ready, restarted' % len(sys.argv[2:]))
+PY
+for s in "${servers[@]}"; do
+  nodes=$(docker exec "$s" k3s kubectl get configmap extender-readiness -o 'jsonpath={.data.nodes\.yaml}')
+  grep -q "node_name: $s" <<<"$nodes" || fail "$s is not in its readiness ConfigMap: $nodes"
+  grep -q "restarted: true" <<<"$nodes" || fail "$s: restarted is not true: $nodes"
+done
+
+bk3s_log "a second install_csi changes nothing"
+demo install | tee "$work/install2.log"
+grep -E '^bk3s-product-' "$work/install2.log" | grep -v ' changed=0 ' && fail "the re-run changed something"
+
+bk3s_log "the nodes' Python: nothing beyond the modules' requirements"
+for n in "${servers[@]}" bk3s-product-agent-1; do
+  docker exec "$n" python3 -c 'import kubernetes' 2>/dev/null && fail "$n has the Python Kubernetes client"
+  extra=$(docker exec "$n" python3 - <<'PY'
+import os, site, sys
+allowed = {'yaml', '_yaml', 'ruamel', 'ruamel.yaml', '_ruamel_yaml'}
+found = []
+for d in set(site.getsitepackages() + ['/usr/lib/python3/dist-packages']):
+    if not os.path.isdir(d):
+        continue
+    for name in os.listdir(d):
+        base = name.split('-')[0].split('.cpython')[0]
+        if name.endswith(('.dist-info', '.egg-info', '.pth')) or name == '__pycache__':
+            continue
+        if base.replace('.py', '') not in allowed:
+            found.append(os.path.join(d, name))
+print('\n'.join(sorted(found)))
+PY
+)
+  [ -z "$extra" ] || fail "$n carries Python packages no module requires: $extra"
+done
+echo "nodes: no Python package beyond PyYAML and ruamel.yaml"
+
+demo uninstall | tee "$work/uninstall.log"
+for s in "${servers[@]}"; do
+  fingerprint "$s" "$work/$s.after.json"
+  cmp -s "$work/$s.before.json" "$work/$s.after.json" || {
+    diff "$work/$s.before.json" "$work/$s.after.json" >&2 || true
+    fail "$s: files differ after uninstall"
+  }
+done
+echo "uninstall: every file byte-identical on ${#servers[@]} servers"
+echo "product: all checks passed"
