@@ -132,6 +132,16 @@ admin_kubeconfig:
   returned: always
   type: str
   sample: /etc/rancher/k3s/k3s.yaml
+kubectl:
+  description:
+    - The platform's own kubectl, as the words a command starts with - V([<k3s binary>, kubectl]) for k3s, which ships
+      kubectl as a subcommand; V([<data_dir>/bin/kubectl]) for RKE2; the C(kubectl) on the node's PATH for kubeadm
+      (C(/usr/bin/kubectl) when none is found). Empty when nothing is installed.
+    - M(baremetal.k3s.readiness_configmap) takes it as its O(baremetal.k3s.readiness_configmap#module:kubectl).
+  returned: always
+  type: list
+  elements: str
+  sample: [/usr/local/bin/k3s, kubectl]
 init:
   description: V(systemd) or V(openrc); empty when not installed.
   returned: always
@@ -256,6 +266,8 @@ ADMIN_KUBECONFIGS = {'k3s': '/etc/rancher/k3s/k3s.yaml', 'rke2': '/etc/rancher/r
 KUBEADM_MANIFEST = '/etc/kubernetes/manifests/kube-scheduler.yaml'
 KUBEADM_ADMIN = '/etc/kubernetes/admin.conf'
 KUBEADM_KUBELET_CONF = '/etc/kubernetes/kubelet.conf'
+# kubeadm's packages install kubectl there; the node's PATH is asked first.
+KUBEADM_KUBECTL = '/usr/bin/kubectl'
 
 
 class _ModuleHost(service_arg.Host):
@@ -275,6 +287,10 @@ class _ModuleHost(service_arg.Host):
             if exe is None:
                 return None, '', ''
         return self.module.run_command([exe] + list(argv[1:]), environ_update={'LC_ALL': 'C'})
+
+    def which(self, name):
+        """The path of program ``name`` on the node's PATH (and the sbin directories), None when there is none."""
+        return self.module.get_bin_path(name)
 
 
 def parse_version(text):
@@ -299,7 +315,7 @@ def scheduler_config_of(value):
 def _empty(service, hostname, platform='k3s'):
     return {
         'changed': False, 'installed': False, 'platform': platform, 'init': '', 'service': service_arg.short_name(service),
-        'manifest_path': '', 'data_dir': '', 'scheduler_kubeconfig': '', 'admin_kubeconfig': '',
+        'manifest_path': '', 'data_dir': '', 'scheduler_kubeconfig': '', 'admin_kubeconfig': '', 'kubectl': [],
         'unit_path': '', 'dropins': [], 'unit_writable': False, 'node_role': '', 'argv': [], 'k3s_args': [],
         'config_file': '', 'config_files': [], 'config_dir_writable': False, 'scheduler_args': [],
         'scheduler_config': '', 'scheduler_config_source': '', 'version': '', 'kubernetes_version': '',
@@ -321,6 +337,18 @@ def _running(host, kind, service, pidfile=None):
         return props.get('ActiveState') == 'active', pid
     rc, dummy, dummy2 = host.run(['rc-service', service, 'status'])
     return rc == 0, service_arg.main_pid(host, 'openrc', service, pidfile) or 0
+
+
+def service_kubectl(platform, binary, data_dir):
+    """The kubectl a k3s or RKE2 install ships: k3s's is a subcommand of its binary, RKE2's a file in its data dir."""
+    if platform == 'rke2':
+        return [os.path.join(data_dir, 'bin', 'kubectl')]
+    return [binary, 'kubectl']
+
+
+def kubeadm_kubectl(host):
+    """kubeadm's kubectl: the one on the node's PATH, else where kubeadm's packages put it."""
+    return [host.which('kubectl') or KUBEADM_KUBECTL]
 
 
 def _last_flag(args, *names):
@@ -386,7 +414,7 @@ def gather_service(service, host, hostname):
     result.update({
         'installed': True, 'platform': platform, 'init': svc.kind, 'service': svc.service, 'unit_path': svc.path,
         'data_dir': data_dir, 'scheduler_kubeconfig': os.path.join(data_dir, 'server', 'cred', 'scheduler.kubeconfig'),
-        'admin_kubeconfig': admin,
+        'admin_kubeconfig': admin, 'kubectl': service_kubectl(platform, svc.binary, data_dir),
         'dropins': list(svc.dropins), 'unit_writable': service_arg.is_writable(svc.path),
         'node_role': role, 'argv': argv, 'k3s_args': k3s_args,
         'config_file': config_file, 'config_files': files,
@@ -426,7 +454,8 @@ def gather_kubeadm(host, hostname, manifest_path, service='kubelet'):
         kind, unit = '', ''
     if not os.path.exists(manifest_path):
         if unit and os.path.exists(KUBEADM_KUBELET_CONF):
-            result.update({'installed': True, 'init': kind, 'unit_path': unit, 'node_role': 'agent'})
+            result.update({'installed': True, 'init': kind, 'unit_path': unit, 'node_role': 'agent',
+                           'kubectl': kubeadm_kubectl(host)})
             result['active'], result['main_pid'] = _running(host, kind, service)
         else:
             result['msg'] = ('no kube-scheduler static pod manifest at %s and no kubeadm worker (%s service with %s)'
@@ -451,6 +480,7 @@ def gather_kubeadm(host, hostname, manifest_path, service='kubelet'):
         'k3s_args': argv, 'scheduler_args': sched_args, 'scheduler_config': config,
         'scheduler_config_source': manifest_path if config else '',
         'scheduler_kubeconfig': _last_flag(sched_args, 'kubeconfig'), 'admin_kubeconfig': KUBEADM_ADMIN,
+        'kubectl': kubeadm_kubectl(host),
         'version': version, 'kubernetes_version': kube_version,
     })
     if unit:

@@ -13,9 +13,10 @@ key=$(sha256sum "$here/build.sh" | cut -c1-12)
 
 # Packages both images carry: Python for Ansible and the modules (YAML libraries the
 # modules declare), tools the tests use, and what the k3s unit's ExecStartPre calls.
-common=python3,python3-yaml,python3-ruamel.yaml,python3-apt,procps,iproute2,kmod,ca-certificates,curl,openssl,sudo,less
-# kubernetes.core's modules need the kubernetes client >= 24.2; bookworm ships 22.6.
-py_kubernetes="kubernetes==33.1.0"
+# No other Python package: the modules need PyYAML and ruamel.yaml only (the API is reached
+# with the platform's kubectl), no task uses ansible.builtin.apt/package_facts (python3-apt),
+# and tests/product.sh fails on any other package in the nodes' site-packages.
+common=python3,python3-yaml,python3-ruamel.yaml,procps,iproute2,kmod,ca-certificates,curl,openssl,sudo,less
 
 log() { printf '%s images: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -38,8 +39,6 @@ build_one() {  # flavour, extra packages, command
   : >"$root/etc/machine-id"
   mkdir -p "$root/var/lib/dbus"
   ln -sf /etc/machine-id "$root/var/lib/dbus/machine-id"
-  python3 -m pip install --quiet --no-compile --disable-pip-version-check --no-warn-conflicts --root-user-action=ignore \
-    --target "$root/usr/local/lib/python3.11/dist-packages" "$py_kubernetes"
   # Nothing in a test container may pull updates or start daemons we did not ask for.
   rm -rf "$root/var/cache/apt/archives/"*.deb "$root/var/lib/apt/lists/"*
   case "$flavour" in

@@ -27,7 +27,7 @@ SCHED_FILE = '/etc/rancher/k3s/kube-scheduler/config.yaml'
 KEYS = {'changed', 'installed', 'platform', 'init', 'service', 'unit_path', 'dropins', 'unit_writable', 'node_role',
         'argv', 'k3s_args', 'config_file', 'config_files', 'config_dir_writable', 'scheduler_args',
         'scheduler_config', 'scheduler_config_source', 'version', 'kubernetes_version', 'active', 'main_pid',
-        'node_name', 'manifest_path', 'data_dir', 'scheduler_kubeconfig', 'admin_kubeconfig'}
+        'node_name', 'manifest_path', 'data_dir', 'scheduler_kubeconfig', 'admin_kubeconfig', 'kubectl'}
 
 
 class Node:
@@ -471,3 +471,56 @@ def test_kubeadm_bad_manifest(node, content, message):
 ])
 def test_image_version(image, expected):
     assert k3s_info.image_version(image) == expected
+
+
+def _kubectl_on_path(monkeypatch, path):
+    """The node's PATH holds kubectl at ``path`` (None: no kubectl on it); other programs as before."""
+    real = AnsibleModule.get_bin_path
+
+    def get_bin_path(module, name, *a, **kw):
+        if name == 'kubectl':
+            return path
+        return real(module, name, *a, **kw)
+
+    monkeypatch.setattr(AnsibleModule, 'get_bin_path', get_bin_path)
+
+
+@pytest.mark.parametrize('install, expected', [
+    ({}, ['/usr/local/bin/k3s', 'kubectl']),
+    ({'bin_dir': '/opt/bin', 'args': ['--data-dir=/srv/k3s']}, ['/opt/bin/k3s', 'kubectl']),
+    ({'init': 'openrc', 'bin_dir': '/opt/edge/bin'}, ['/opt/edge/bin/k3s', 'kubectl']),
+])
+def test_kubectl_of_k3s_is_its_subcommand(node, monkeypatch, install, expected):
+    _kubectl_on_path(monkeypatch, '/usr/bin/kubectl')  # a kubectl elsewhere on PATH is not k3s's
+    node.install(**install)
+    assert ok()['kubectl'] == expected
+
+
+def test_kubectl_of_rke2_is_in_its_data_dir(node, monkeypatch):
+    _kubectl_on_path(monkeypatch, '/usr/bin/kubectl')
+    node.install_files(installer.rke2_files('server'))
+    assert ok(platform='rke2')['kubectl'] == ['/var/lib/rancher/rke2/bin/kubectl']
+    node.write(node.p('/etc/rancher/rke2/config.yaml'), 'data-dir: /data/rke2\n')
+    assert ok(platform='rke2')['kubectl'] == ['/data/rke2/bin/kubectl']
+
+
+@pytest.mark.parametrize('on_path, expected', [
+    ('/opt/k8s/bin/kubectl', ['/opt/k8s/bin/kubectl']),
+    (None, ['/usr/bin/kubectl']),
+])
+def test_kubectl_of_kubeadm_is_found_on_path(node, monkeypatch, on_path, expected):
+    _kubectl_on_path(monkeypatch, on_path)
+    node.install_files(installer.kubelet_files())
+    node.write(node.manifest, KUBEADM_POD.format(extra=''))
+    assert ok(platform='kubeadm')['kubectl'] == expected
+    os.unlink(node.manifest)  # a worker: kubectl all the same
+    node.write(node.p('/etc/kubernetes/kubelet.conf'), 'apiVersion: v1\nkind: Config\n')
+    r = ok(platform='kubeadm')
+    assert r['node_role'] == 'agent' and r['kubectl'] == expected
+
+
+def test_kubectl_empty_when_nothing_installed(node, monkeypatch):
+    _kubectl_on_path(monkeypatch, '/usr/bin/kubectl')
+    assert ok()['kubectl'] == []
+    assert ok({'platform': 'kubeadm'}, platform='kubeadm')['kubectl'] == []
+    assert ok({'service': 'k3s-agent'})['kubectl'] == []

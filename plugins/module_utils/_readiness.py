@@ -1,0 +1,330 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""This node's entry in the readiness ConfigMap CSI Baremetal's extender reads, written with kubectl.
+
+The ConfigMap holds one key, ``nodes.yaml``, in CSI Baremetal's operator's format::
+
+    nodes:
+    - kube_scheduler: k3s@server-1
+      node_name: server-1
+      restarted: true
+
+Every server rewrites only its own entry, and several servers may do so at the same moment
+(the role runs with ``serial`` > 1). A read-modify-write would then lose the entry of whoever
+wrote in between, so every write is conditional: ``kubectl replace`` sends the
+``metadata.resourceVersion`` that was read and the API server refuses it with Conflict when
+the ConfigMap changed since; ``kubectl create`` is refused with AlreadyExists when another
+writer created it first. Either way the ConfigMap is read again and the change redone on the
+newer version, a bounded number of times.
+
+The API is reached only through a *runner*: ``runner(argv, stdin) -> (rc, stdout, stderr)``,
+the platform's own kubectl on the node (``k3s kubectl``, RKE2's, kubeadm's); no Kubernetes
+client library. Pure logic, no Ansible import, so that tests can put a fake API server behind
+the runner.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+import shlex
+import time
+
+try:
+    import yaml
+    HAS_YAML = True
+    YAML_IMPORT_ERROR = None
+    try:  # the dumper Ansible's to_nice_yaml uses: libyaml's when PyYAML has it
+        from yaml import CSafeDumper as _Dumper
+    except ImportError:  # pragma: no cover - depends on how PyYAML was built
+        from yaml import SafeDumper as _Dumper
+except ImportError as _e:  # pragma: no cover - depends on the node
+    yaml = _Dumper = None
+    HAS_YAML = False
+    YAML_IMPORT_ERROR = _e
+
+DATA_KEY = 'nodes.yaml'
+MANAGED_BY = ('app.kubernetes.io/managed-by', 'baremetal.k3s')
+MAX_ATTEMPTS = 20
+# Bounds each kubectl call, so that an API server that does not answer fails the task instead of hanging it.
+REQUEST_TIMEOUT = '30s'
+
+_DNS_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
+_DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+# kubectl's messages for the API server's status reasons (kubectl prints "Error from server (Reason): ...").
+_CONFLICT = re.compile(r'\(Conflict\)|the object has been modified|Operation cannot be fulfilled')
+_ALREADY_EXISTS = re.compile(r'\(AlreadyExists\)|already exists')
+_NAMESPACE_MISSING = re.compile(r'namespaces? "([^"]*)" not found')
+_NOT_FOUND = re.compile(r'\(NotFound\)|not found')
+
+
+class ReadinessError(Exception):
+    """Nothing was written; the message says what is wrong and what to do."""
+
+    def __init__(self, msg):
+        super().__init__(msg)
+        self.msg = msg
+
+
+class NamespaceMissing(ReadinessError):
+    """The namespace the ConfigMap should live in does not exist."""
+
+
+class Request:
+    """What to publish: validated once, so that bad input fails before kubectl is ever run."""
+
+    def __init__(self, kubectl, name, namespace, node_name, state='present', kube_scheduler=None,
+                 restarted=False, kubeconfig=None):
+        self.kubectl = list(kubectl or [])
+        self.kubeconfig = kubeconfig or None
+        self.name = name
+        self.namespace = namespace
+        self.node_name = node_name
+        self.state = state
+        self.kube_scheduler = kube_scheduler
+        self.restarted = bool(restarted)
+        self._validate()
+
+    def _validate(self):
+        if not self.kubectl or not all(isinstance(a, str) and a for a in self.kubectl):
+            raise ReadinessError('kubectl must be the kubectl command as a list of non-empty words, for example '
+                                 '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (self.kubectl,))
+        if self.state not in ('present', 'absent'):
+            raise ReadinessError('state must be present or absent, not %r' % (self.state,))
+        if not isinstance(self.name, str) or len(self.name) > 253 or not _DNS_SUBDOMAIN.match(self.name):
+            raise ReadinessError('%r is not a valid ConfigMap name: use lower-case letters, digits, "-" and ".", '
+                                 'starting and ending with a letter or digit, at most 253 characters' % (self.name,))
+        if not isinstance(self.namespace, str) or len(self.namespace) > 63 or not _DNS_LABEL.match(self.namespace):
+            raise ReadinessError('%r is not a valid namespace name: use lower-case letters, digits and "-", starting and '
+                                 'ending with a letter or digit, at most 63 characters' % (self.namespace,))
+        if not isinstance(self.node_name, str) or len(self.node_name) > 253 or not _DNS_SUBDOMAIN.match(self.node_name):
+            raise ReadinessError('%r is not a Kubernetes node name: use the name the node registers with, in lower case '
+                                 '(k3s_info returns it as "node_name")' % (self.node_name,))
+        if self.state == 'present' and not (isinstance(self.kube_scheduler, str) and self.kube_scheduler.strip()):
+            raise ReadinessError('kube_scheduler is needed with state=present: the scheduler\'s name for the readiness '
+                                 'ConfigMap (extender_status returns it, for example k3s@%s)' % self.node_name)
+
+    def entry(self):
+        """This node's entry as it should be, or None when it should be gone."""
+        if self.state == 'absent':
+            return None
+        return {'node_name': self.node_name, 'kube_scheduler': self.kube_scheduler, 'restarted': self.restarted}
+
+    @property
+    def where(self):
+        return 'ConfigMap %s/%s' % (self.namespace, self.name)
+
+
+# -- nodes.yaml -----------------------------------------------------------------------------
+def parse_document(text, where):
+    """``nodes.yaml`` as a mapping whose ``nodes`` is a list of entries with a ``node_name``.
+
+    A document this module cannot read is an error rather than something to overwrite: it may
+    hold other servers' entries, which a rewrite would lose.
+    """
+    if text is None or not text.strip():
+        return {'nodes': []}
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ReadinessError('%s: %s is not valid YAML (%s). Fix it or remove the key (kubectl edit), then run again.'
+                             % (where, DATA_KEY, str(e).replace('\n', ' '))) from e
+    if doc is None:
+        return {'nodes': []}
+    if not isinstance(doc, dict):
+        raise ReadinessError('%s: %s must be a mapping with a "nodes" list, not a %s. Fix it or remove the key '
+                             '(kubectl edit), then run again.' % (where, DATA_KEY, type(doc).__name__))
+    doc = dict(doc)
+    nodes = doc.get('nodes')
+    if nodes is None:
+        nodes = []
+    if not isinstance(nodes, list):
+        raise ReadinessError('%s: "nodes" in %s must be a list, not a %s. Fix it or remove the key (kubectl edit), '
+                             'then run again.' % (where, DATA_KEY, type(nodes).__name__))
+    for index, node in enumerate(nodes):
+        if not (isinstance(node, dict) and isinstance(node.get('node_name'), str) and node['node_name']):
+            raise ReadinessError('%s: entry %d of "nodes" in %s has no node_name (%r). Fix or remove that entry '
+                                 '(kubectl edit), then run again.' % (where, index, DATA_KEY, node))
+    doc['nodes'] = nodes
+    return doc
+
+
+def render(doc):
+    """The text of ``nodes.yaml``, as the role's template wrote it: ``to_nice_yaml(indent=2)`` (keys sorted)."""
+    return yaml.dump(doc, Dumper=_Dumper, indent=2, allow_unicode=True, default_flow_style=False)
+
+
+def _sort_key(node):
+    # Jinja's sort(attribute=...) ignores case by default; the order stays the role's.
+    return node['node_name'].lower()
+
+
+def apply_entry(doc, node_name, entry):
+    """(new document, changed): ``doc`` with every entry of ``node_name`` replaced by ``entry`` (None: removed).
+
+    Changed only when this node's entries differ from what they should be; other entries are
+    kept as they are, and the list is sorted by node name, as the role always wrote it.
+    """
+    mine = [n for n in doc['nodes'] if n['node_name'] == node_name]
+    wanted = [entry] if entry is not None else []
+    others = [n for n in doc['nodes'] if n['node_name'] != node_name]
+    after = dict(doc)
+    after['nodes'] = sorted(others + wanted, key=_sort_key)
+    return after, mine != wanted
+
+
+# -- kubectl ----------------------------------------------------------------------------------
+def _quote(argv):
+    return ' '.join(shlex.quote(a) for a in argv)
+
+
+class Kubectl:
+    """The few kubectl commands this module runs, their errors sorted into what to retry and what to report."""
+
+    def __init__(self, runner, request):
+        self.runner = runner
+        self.request = request
+
+    def _argv(self, *args, **kw):
+        """kubectl [--kubeconfig K] --request-timeout T ARGS -n NAMESPACE (without -n for cluster-wide objects)."""
+        argv = list(self.request.kubectl)
+        if self.request.kubeconfig:
+            argv += ['--kubeconfig', self.request.kubeconfig]
+        argv += ['--request-timeout', REQUEST_TIMEOUT] + list(args)
+        return argv + ([] if kw.get('cluster') else ['-n', self.request.namespace])
+
+    def _run(self, argv, stdin=None):
+        rc, out, err = self.runner(argv, stdin)
+        return rc, out or '', (err or '').strip()
+
+    def _failed(self, argv, rc, err):
+        kubeconfig = self.request.kubeconfig or "kubectl's default"
+        return ReadinessError('%s failed (exit %s): %s. Check that the API server answers and that the kubeconfig '
+                              '(%s) may read and write configmaps in namespace %s.'
+                              % (_quote(argv), rc, err or 'no error output', kubeconfig, self.request.namespace))
+
+    def namespace_missing(self):
+        return NamespaceMissing(
+            'namespace %s does not exist, so the readiness %s cannot be created there. '
+            'scheduler_extender_readiness_namespace (the module\'s namespace option) must name an existing '
+            'namespace: the one CSI Baremetal\'s operator is deployed in.' % (self.request.namespace, self.request.where))
+
+    def get(self):
+        """The ConfigMap as the API server has it (a dict), or None when there is none."""
+        argv = self._argv('get', 'configmap', self.request.name, '-o', 'json', '--ignore-not-found')
+        rc, out, err = self._run(argv)
+        if rc != 0:
+            raise self._failed(argv, rc, err)
+        if not out.strip():
+            return None
+        try:
+            obj = json.loads(out)
+        except ValueError as e:
+            raise ReadinessError('%s printed no JSON (%s): %r' % (_quote(argv), e, out[:200])) from e
+        if not isinstance(obj, dict) or obj.get('kind') != 'ConfigMap':
+            raise ReadinessError('%s printed no ConfigMap: %r' % (_quote(argv), out[:200]))
+        return obj
+
+    def namespace_exists(self):
+        """Whether the namespace exists; check mode asks, as it never reaches the create that would tell."""
+        argv = self._argv('get', 'namespace', self.request.namespace, '-o', 'name', '--ignore-not-found', cluster=True)
+        rc, out, err = self._run(argv)
+        if rc != 0:
+            raise self._failed(argv, rc, err)
+        return bool(out.strip())
+
+    def write(self, verb, obj):
+        """``create`` or ``replace`` ``obj``; None when done, else why to read again and retry."""
+        argv = self._argv(verb, '-f', '-')
+        rc, dummy, err = self._run(argv, json.dumps(obj, sort_keys=True))
+        if rc == 0:
+            return None
+        if _NAMESPACE_MISSING.search(err):
+            raise self.namespace_missing()
+        if _CONFLICT.search(err) or _ALREADY_EXISTS.search(err):
+            return err
+        if verb == 'replace' and _NOT_FOUND.search(err):
+            return err  # deleted since it was read: read again, and create it
+        raise self._failed(argv, rc, err)
+
+
+# -- the change -------------------------------------------------------------------------------
+class Plan:
+    """One round: what the ConfigMap holds now and what to write, if anything."""
+
+    def __init__(self, request, current):
+        self.current = current
+        data = (current or {}).get('data') or {}
+        self.before_text = data.get(DATA_KEY) if isinstance(data.get(DATA_KEY), str) else ''
+        before = parse_document(self.before_text, request.where)
+        after, self.changed = apply_entry(before, request.node_name, request.entry())
+        self.nodes = after['nodes']
+        self.after_text = render(after) if self.changed else self.before_text
+        if self.changed and current is not None and current.get('immutable') is True:
+            raise ReadinessError('%s is immutable (immutable: true), so %s cannot be updated. Delete it (kubectl delete '
+                                 'configmap -n %s %s) to have it created again, or publish to another ConfigMap.'
+                                 % (request.where, DATA_KEY, request.namespace, request.name))
+
+    @property
+    def verb(self):
+        return 'create' if self.current is None else 'replace'
+
+    def object(self, request):
+        """The ConfigMap to send: a new one, or the one read with ``nodes.yaml`` changed and all else kept.
+
+        The read object keeps its ``metadata.resourceVersion`` (and uid), which makes the
+        replace conditional. managedFields are left out: the API server keeps its own then.
+        """
+        if self.current is None:
+            return {
+                'apiVersion': 'v1', 'kind': 'ConfigMap',
+                'metadata': {'name': request.name, 'namespace': request.namespace, 'labels': dict([MANAGED_BY])},
+                'data': {DATA_KEY: self.after_text},
+            }
+        obj = copy.deepcopy(self.current)
+        obj.get('metadata', {}).pop('managedFields', None)
+        obj['data'] = dict(obj.get('data') or {})
+        obj['data'][DATA_KEY] = self.after_text
+        return obj
+
+
+def backoff(attempt, rand=random.random):
+    """Seconds to wait before attempt ``attempt + 1``: short, growing, jittered so racing writers drift apart."""
+    return min(1.0, 0.05 * attempt) * (0.5 + rand())
+
+
+def publish(runner, request, check_mode=False, max_attempts=MAX_ATTEMPTS, sleep=time.sleep, rand=random.random):
+    """Bring this node's entry to ``request``; the result dict the module returns (without diff mode's header).
+
+    Reads, changes and writes conditionally; on Conflict or AlreadyExists reads again and redoes
+    the change, up to ``max_attempts`` rounds. In check mode nothing is written.
+    """
+    if not HAS_YAML:
+        raise ReadinessError('PyYAML is needed to read and write %s' % DATA_KEY)
+    api = Kubectl(runner, request)
+    last = ''
+    for attempt in range(1, max_attempts + 1):
+        plan = Plan(request, api.get())
+        result = {'changed': plan.changed, 'nodes': plan.nodes, 'attempts': attempt,
+                  'diff': {'before': plan.before_text, 'after': plan.after_text}}
+        if not plan.changed:
+            return result
+        if check_mode:
+            if plan.current is None and not api.namespace_exists():
+                raise api.namespace_missing()
+            return result
+        last = api.write(plan.verb, plan.object(request))
+        if last is None:
+            return result
+        if attempt < max_attempts:
+            sleep(backoff(attempt, rand))
+    raise ReadinessError('%s: gave up after %d attempts; each write found the ConfigMap changed by another writer since '
+                         'it was read (last answer: %s). Nothing of this node was written. Run again, or with fewer '
+                         'servers at once.' % (request.where, max_attempts, last))
