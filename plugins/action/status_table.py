@@ -1,0 +1,153 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Print the fleet's scheduler-extender status as a plain table; optionally write it as JSON.
+
+A ``debug`` msg reaches the default callback as a quoted, wrapped list; ``Display`` prints
+the lines as they are. The merging and rendering live in plugin_utils/_status_table.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.baremetal.k3s.plugins.plugin_utils import _status_table
+
+display = Display()
+
+ARGUMENT_SPEC = {
+    'hosts': {'type': 'list', 'elements': 'str', 'required': True},
+    'k3s_info_var': {'type': 'str', 'default': 'status_k3s'},
+    'extender_status_var': {'type': 'str', 'default': 'status_extender'},
+    'configmap': {'type': 'dict', 'default': {}},
+    'configmap_name': {'type': 'str', 'default': 'extender-readiness'},
+    'configmap_namespace': {'type': 'str', 'default': 'default'},
+    'json_path': {'type': 'path'},
+}
+
+
+class ReportError(Exception):
+    """A problem with the report's options, worded for the user: what is wrong and what to do."""
+
+
+def host_result(hostvars, host, name):
+    """The result ``host`` registered as ``name``; {} when it has none (failed before, skipped play, unknown host).
+
+    ``hostvars`` is Ansible's lazy HostVars in a play, a plain dict in tests. Ansible's answers an
+    unknown host with an undefined marker rather than a KeyError, hence the membership test first.
+    """
+    if host not in hostvars:
+        return {}
+    variables = hostvars[host]
+    if not isinstance(variables, Mapping) or name not in variables:
+        return {}
+    value = variables[name]  # templated on access
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def write_json_atomically(path, data):
+    """Write ``data`` to ``path`` through a temporary file in the same directory, then rename.
+
+    A reader (or the product tests) sees the old file or the whole new one, never a partial
+    one; on any error the temporary file is removed and the target is left as it was.
+    """
+    directory = os.path.dirname(path) or '.'
+    if os.path.isdir(path):
+        raise ReportError('json_path %s is a directory; give a file name, e.g. %s'
+                          % (path, os.path.join(path, 'status.json')))
+    if not os.path.isdir(directory):
+        raise ReportError('json_path %s: directory %s does not exist on the controller; create it or give '
+                          'another path' % (path, directory))
+    mode = _file_mode(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path), suffix='.tmp')
+    except OSError as e:
+        raise ReportError('json_path %s: cannot create a file in %s: %s; give a writable directory'
+                          % (path, directory, e.strerror or e)) from e
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            json.dump(data, f, indent=2, sort_keys=True)
+            f.write('\n')
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as e:
+        _remove_quietly(tmp)
+        raise ReportError('json_path %s: cannot write it: %s' % (path, e.strerror or e)) from e
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+
+
+def _file_mode(path):
+    """Keep an existing file's mode; a new file gets what the umask allows (mkstemp's is 0600)."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _remove_quietly(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def report(args, task_vars):
+    """The report of the validated ``args``, each host's results taken from ``task_vars['hostvars']``."""
+    hostvars = task_vars.get('hostvars') or {}
+    results = {}
+    for host in args['hosts']:
+        results[host] = (host_result(hostvars, host, args['k3s_info_var']),
+                         host_result(hostvars, host, args['extender_status_var']))
+    readiness = _status_table.readiness_from_kubectl(args['configmap'], args['configmap_name'], args['configmap_namespace'])
+    return _status_table.fleet(args['hosts'], results, readiness)
+
+
+def readiness_warning(readiness):
+    """A problem with the readiness ConfigMap is a warning: the servers' own status is still good to read."""
+    if not readiness['error']:
+        return ''
+    return 'readiness ConfigMap %s/%s: %s' % (readiness['namespace'], readiness['name'], readiness['error'])
+
+
+class ActionModule(ActionBase):
+    """Runs on the controller only: it reads hostvars and prints; no module goes to a node."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        try:
+            dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        except AnsibleActionFail as e:  # its message names every bad option
+            return dict(result, failed=True, changed=False, msg=e.message)
+        data = report(args, task_vars or {})
+        display.display('\n'.join(_status_table.render(data)))
+        if args['json_path']:
+            try:
+                write_json_atomically(args['json_path'], data)
+            except ReportError as e:
+                return dict(result, failed=True, changed=False, msg=str(e))
+        result.update(data, changed=False, json_path=args['json_path'] or '')
+        warning = readiness_warning(data['readiness_configmap'])
+        if warning:
+            result['warnings'] = [warning]
+        return result
