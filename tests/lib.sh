@@ -24,8 +24,8 @@ bk3s_docker() {  # a running Docker engine
   bk3s_log "starting dockerd"
   mkdir -p /var/log
   nohup dockerd >/var/log/baremetal-k3s-dockerd.log 2>&1 &
-  local i
-  for i in $(seq 1 60); do
+  local _
+  for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && return 0
     sleep 1
   done

@@ -8,7 +8,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
-cd "$BK3S_ROOT"
+cd "$BK3S_ROOT" || exit 1
 
 declare -a RESULTS=()
 PASSED=0
@@ -86,6 +86,53 @@ molecule_one() {
     "$VENV/bin/molecule" test -s "$1")
 }
 
+record() {  # record NAME RC SECONDS: a stage run elsewhere (a background job)
+  if [ "$2" -eq 0 ]; then
+    PASSED=$((PASSED + 1)); RESULTS+=("PASSED  $(printf '%5ss' "$3")  $1")
+  else
+    FAILED=$((FAILED + 1)); RESULTS+=("FAILED  $(printf '%5ss' "$3")  $1 (exit $2)")
+  fi
+  echo "-- $1: exit $2 after $3s"
+}
+
+# Scenarios mostly wait (on systemd, on the API server), so MOLECULE_JOBS (default 2) run at
+# once. Each writes its own log, printed whole when it ends, so the output reads in one piece.
+molecule_all() {
+  local jobs=${MOLECULE_JOBS:-2} logs sc running=0
+  logs=$(mktemp -d)
+  local -a todo=() reported=()
+  for sc in ${SCENARIOS:-$(cd extensions/molecule && printf '%s\n' */ | tr -d /)}; do
+    [ -f "extensions/molecule/$sc/molecule.yml" ] && todo+=("$sc")
+  done
+  report_done() {  # print and record every scenario that has ended since the last call
+    local f name rc secs
+    for f in "$logs"/*.rc; do
+      [ -e "$f" ] || continue
+      name=$(basename "$f" .rc)
+      [[ " ${reported[*]} " == *" $name "* ]] && continue
+      read -r rc secs <"$f"
+      bk3s_log "stage molecule:$name"
+      cat "$logs/$name.log"
+      record "molecule:$name" "$rc" "$secs"
+      reported+=("$name")
+      running=$((running - 1))
+    done
+  }
+  for sc in "${todo[@]}"; do
+    while [ "$running" -ge "$jobs" ]; do sleep 2; report_done; done
+    bk3s_log "starting molecule:$sc (log printed when it ends)"
+    (
+      start=$SECONDS
+      molecule_one "$sc" >"$logs/$sc.log" 2>&1
+      rc=$?
+      echo "$rc $((SECONDS - start))" >"$logs/$sc.rc.tmp" && mv "$logs/$sc.rc.tmp" "$logs/$sc.rc"
+    ) &
+    running=$((running + 1))
+  done
+  while [ "$running" -gt 0 ]; do sleep 2; report_done; done
+  rm -rf "$logs"
+}
+
 ALL="images kube go_test unit sanity lint galaxy_build product molecule"
 WANT=${*:-$ALL}
 
@@ -97,10 +144,7 @@ for s in $WANT; do
     molecule)
       [ -n "${IMAGE_SYSTEMD:-}" ] || bk3s_images >/dev/null || { summary; exit 1; }
       [ -n "${BAREMETAL_K3S_KUBE_DIR:-}" ] || bk3s_kube >/dev/null || { summary; exit 1; }
-      for sc in ${SCENARIOS:-$(ls extensions/molecule | grep -v '^default$')}; do
-        [ -f "extensions/molecule/$sc/molecule.yml" ] || continue
-        stage "molecule:$sc" molecule_one "$sc"
-      done ;;
+      molecule_all ;;
     *)
       if [ "$s" = unit ] && [ -z "${IMAGE_SYSTEMD:-}" ]; then bk3s_images >/dev/null; fi
       if [ "$s" = unit ] && [ -z "${BAREMETAL_K3S_KUBE_DIR:-}" ]; then bk3s_kube >/dev/null; fi
