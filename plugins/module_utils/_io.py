@@ -5,41 +5,60 @@
 
 # This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
 
-"""The one way this collection writes, backs up and removes files on a node.
+"""The one way this collection writes to a node: :func:`apply` a Plan, under :func:`node_lock`.
 
-Every write goes: temp file in the target's directory -> optional validation of the
-temp file -> optional backup of the old file -> atomic rename -> file attributes.
-A file is never written in place, so a reader (systemd, k3s, the kubelet) sees either
-the old bytes or the new ones, never half of them.
+Every file write goes: temp file in the target's directory -> fsync -> optional backup of
+the old file -> atomic rename -> mode and owner of a new file. A file is never written in
+place, so a reader (systemd, k3s, the kubelet) sees the old bytes or the new ones, never
+half of them. Around that:
+
+* **Locks.** A module holds one advisory lock (``flock``) per target while it reads, plans
+  and writes, so two runs on the same node cannot lose each other's change; a second run
+  waits, then fails naming the holder.
+* **Stale temp files.** A run killed between creating its temp file and the rename leaves
+  ``.<name>.bk3s-*.tmp`` behind; the next write of that file (under the lock, so no live
+  writer owns one) removes them.
+* **Symlinks** are followed: the file a link points to is replaced (in its own directory)
+  and the link stays. Removing a file reached through a link is refused: whether the link
+  or its target is meant cannot be told.
+* **Directories** this collection creates hold a marker file (``.baremetal-k3s-created``);
+  when a removal leaves such a directory with nothing but its marker, it goes too.
+* **Several files.** If writing one file of a plan fails, those already written get their
+  old bytes back before the error is reported.
+
+Paths in a plan are the node's. :data:`ROOT` maps them (``/`` on a node); tests point it at
+a directory tree, and :func:`node_view` reads the same tree, so the module under test reads
+and writes only there.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import contextlib
+import errno
+import fcntl
+import glob
+import json
 import os
 import shutil
 import tempfile
 import time
 
-# Directories the kubelet reads pod manifests from: every file there (not starting with '.') is a
-# pod, every subdirectory an error, so no copy or config of ours may ever be written there.
-STATIC_POD_DIRS = ('/etc/kubernetes/manifests', '/var/lib/rancher/*/agent/pod-manifests')
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import View, host_path
+
+ROOT = '/'
+DIR_MARKER = '.baremetal-k3s-created'
+DIR_MARKER_TEXT = b'Created by baremetal.k3s; removed with this directory once nothing else is in it.\n'
+TEMP_INFIX = '.bk3s-'
+LOCK_DIRS = ('/run/lock', '/var/lock', tempfile.gettempdir())
+LOCK_TIMEOUT = 120
 
 
-def in_static_pod_dir(directory, manifest_path=None):
-    """Whether ``directory`` is (inside) a static-pod manifest directory, or the directory of ``manifest_path``."""
-    candidates = (os.path.realpath(directory), os.path.abspath(directory))
-    for pattern in STATIC_POD_DIRS:
-        for candidate in candidates:
-            if fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(candidate, pattern + '/*'):
-                return True
-    if manifest_path:
-        own = (os.path.realpath(os.path.dirname(manifest_path)), os.path.dirname(os.path.abspath(manifest_path)))
-        for d in own:
-            for candidate in candidates:
-                if candidate == d or candidate.startswith(d.rstrip('/') + '/'):
-                    return True
-    return False
+class ApplyError(Exception):
+    """Writing failed or was refused; files already written were put back. ``msg`` says what to do."""
+
+    def __init__(self, msg):
+        super().__init__(msg)
+        self.msg = msg
 
 
 def read_bytes(path):
@@ -51,73 +70,280 @@ def read_bytes(path):
         return None
 
 
-def backup_file(module, path, backup_dir=None):
+def node_view(module):
+    """The :class:`View` of the node this module runs on: files under :data:`ROOT`, commands through the module."""
+    def runner(argv):
+        exe = argv[0]
+        if os.path.isabs(exe):
+            real = host_path(ROOT, exe)
+            if not (os.path.isfile(real) and os.access(real, os.X_OK)):
+                return None, '', ''
+            exe = real
+        else:
+            exe = module.get_bin_path(exe)
+            if exe is None:
+                return None, '', ''
+        return module.run_command([exe] + list(argv[1:]), environ_update={'LC_ALL': 'C', 'TZ': 'UTC'})
+
+    return View(root=ROOT, runner=runner, which=module.get_bin_path)
+
+
+def _resolved(path):
+    """The host path of the file the node's ``path`` names, symlinks followed inside ROOT."""
+    return host_path(ROOT, View(root=ROOT).realpath(path))
+
+
+def _node_path(path):
+    """The node's path of a file under ROOT (for results)."""
+    if path is None or ROOT == '/':
+        return path
+    return '/' + os.path.relpath(path, ROOT)
+
+
+# -- locks ---------------------------------------------------------------------------------
+def _lock_dir():
+    for base in LOCK_DIRS:
+        if os.path.isdir(base) and os.access(base, os.W_OK):
+            path = os.path.join(base, 'baremetal-k3s')
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            return path
+    raise ApplyError('no writable lock directory (tried %s)' % ', '.join(LOCK_DIRS))
+
+
+def lock_name(key):
+    """A file name for lock ``key`` (a path or a service name)."""
+    safe = ''.join(c if c.isalnum() or c in '-_.' else '_' for c in key.strip('/'))
+    return (safe or 'root')[:200] + '.lock'
+
+
+@contextlib.contextmanager
+def node_lock(module, key, timeout=LOCK_TIMEOUT, sleep=time.sleep):
+    """Hold the advisory lock ``key`` for the block; waits up to ``timeout`` seconds for another holder.
+
+    On timeout the module fails, naming the holder (pid, module, since when). The lock
+    goes with the process, so a killed run never leaves it held.
+    """
+    path = os.path.join(_lock_dir(), lock_name(key))
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+            if time.monotonic() >= deadline:
+                module.fail_json(msg='another baremetal.k3s run is changing %s on this node (%s) and did not finish within '
+                                     '%ss; wait for it to end, then run again.' % (key, _holder(fd), timeout))
+            sleep(0.2)
+        holder = {'pid': os.getpid(), 'module': getattr(module, '_name', ''), 'key': key,
+                  'since': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(holder).encode() + b'\n', 0)
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def _holder(fd):
+    try:
+        data = json.loads(os.pread(fd, 4096, 0).decode('utf-8', 'replace') or '{}')
+    except ValueError:
+        return 'holder unknown'
+    return 'pid %s, %s, since %s' % (data.get('pid', '?'), data.get('module') or 'a module', data.get('since', '?'))
+
+
+# -- one file --------------------------------------------------------------------------------
+def backup_file(module, path, backup_dir=None):  # pylint: disable=unused-argument
     """Copy ``path`` aside (mode, owner and times kept) and return the copy's path.
 
-    Without ``backup_dir`` this is Ansible's own ``backup_local`` (next to the file).
-    ``backup_dir`` exists for files that live in a directory where a stray copy is
-    harmful: the kubelet reads every file of a static-pod manifest directory.
+    The copy is ``<name>.<pid>.<time>~`` next to the file (as Ansible's ``backup_local``
+    names it), or in ``backup_dir`` for files that live where a stray copy is harmful (a
+    static-pod manifest directory: the kubelet reads every file in it). A name already
+    taken (two changes of one file in the same second) gets a counter: no backup is ever
+    overwritten.
     """
     if not os.path.exists(path):
         return None
-    if backup_dir is None:
-        return module.backup_local(path)
-    os.makedirs(backup_dir, mode=0o700, exist_ok=True)
+    directory = backup_dir or os.path.dirname(path)
+    if backup_dir:
+        os.makedirs(backup_dir, mode=0o700, exist_ok=True)
     stamp = time.strftime('%Y-%m-%d@%H:%M:%S', time.localtime())
-    dest = os.path.join(backup_dir, '%s.%d.%s~' % (os.path.basename(path), os.getpid(), stamp))
+    base = os.path.join(directory, '%s.%d.%s' % (os.path.basename(path), os.getpid(), stamp))
+    dest, n = base + '~', 0
+    while os.path.lexists(dest):
+        n += 1
+        dest = '%s.%d~' % (base, n)
     shutil.copy2(path, dest)
     st = os.stat(path)
     os.chown(dest, st.st_uid, st.st_gid)
     return dest
 
 
-def write_file(module, path, content, mode=None, owner=None, group=None,
-               backup=False, backup_dir=None, validate=None):
-    """Atomically replace ``path`` with ``content`` (bytes).
+def stale_temps(path):
+    """Temp files an earlier, killed write of ``path`` left in its directory."""
+    directory, name = os.path.split(path)
+    return glob.glob(os.path.join(glob.escape(directory or '.'), glob.escape('.%s%s' % (name, TEMP_INFIX)) + '*.tmp'))
 
-    Missing parent directories are made (mode 0755).
-    ``validate`` is a callable taking the temp file's path; it raises (or calls
-    ``fail_json``) to refuse the content, in which case the target is untouched.
-    ``mode``/``owner``/``group`` apply to a new file only: an existing file keeps its
-    own (atomic_move carries them over), as a user who tightened a unit expects. Returns ``{'backup_file': path or None}``.
+
+def make_dirs(directory):
+    """Create ``directory`` and its missing parents (0755), each with the marker that says we made it."""
+    missing = []
+    probe = directory
+    while probe and not os.path.isdir(probe):
+        missing.append(probe)
+        probe = os.path.dirname(probe)
+    for d in reversed(missing):
+        os.mkdir(d, 0o755)
+        with open(os.path.join(d, DIR_MARKER), 'wb') as f:
+            f.write(DIR_MARKER_TEXT)
+    return list(reversed(missing))
+
+
+def prune_dirs(directory):
+    """Remove ``directory`` and its parents while each holds nothing but our marker; return those removed."""
+    removed = []
+    while directory and directory != '/':
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            break
+        if names != [DIR_MARKER]:
+            break
+        os.unlink(os.path.join(directory, DIR_MARKER))
+        os.rmdir(directory)
+        removed.append(directory)
+        directory = os.path.dirname(directory)
+    return removed
+
+
+def write_file(module, path, content, mode=None, owner=None, group=None, backup=False, backup_dir=None):
+    """Atomically replace ``path`` (a symlink: the file it points to) with ``content`` (bytes).
+
+    Missing parent directories are made (0755, marked as ours). ``mode``/``owner``/``group``
+    apply to a new file only: an existing file keeps its own (atomic_move carries them
+    over). Returns ``{'backup_file': path or None}``.
     """
-    directory = os.path.dirname(path) or '.'
-    existed = os.path.exists(path)
-    if not os.path.isdir(directory):
-        # e.g. /etc/rancher/k3s/config.yaml.d on a node that never had a drop-in
-        os.makedirs(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target) or '.'
+    existed = os.path.exists(target)
+    make_dirs(directory)
+    for stale in stale_temps(target):
+        os.unlink(stale)
+    fd, tmp = tempfile.mkstemp(prefix='.%s%s' % (os.path.basename(target), TEMP_INFIX), suffix='.tmp', dir=directory)
     result = {'backup_file': None}
     try:
         with os.fdopen(fd, 'wb') as f:
             f.write(content)
             f.flush()
             os.fsync(f.fileno())
-        if validate is not None:
-            validate(tmp)
         if backup and existed:
-            result['backup_file'] = backup_file(module, path, backup_dir)
+            result['backup_file'] = backup_file(module, target, backup_dir)
         if not existed and mode is not None:
-            # atomic_move keeps an existing target's attributes; a new one gets ours
-            os.chmod(tmp, mode)
-        module.atomic_move(tmp, path, unsafe_writes=False)
+            os.chmod(tmp, mode)  # atomic_move keeps an existing target's attributes; a new one gets ours
+        module.atomic_move(tmp, target, unsafe_writes=False)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     if existed or (mode is None and owner is None and group is None):
         return result
     # Built by ansible-core itself, so the keys match the running version (SELinux too).
-    file_args = module.load_file_common_arguments({'mode': mode, 'owner': owner, 'group': group}, path=path)
+    file_args = module.load_file_common_arguments({'mode': mode, 'owner': owner, 'group': group}, path=target)
     module.set_fs_attributes_if_different(file_args, False)
     return result
 
 
 def remove_file(module, path, backup=False, backup_dir=None):
-    """Remove ``path`` (after an optional backup). Returns ``{'backup_file': ...}``."""
+    """Remove ``path`` (after an optional backup), then directories we made that it leaves empty."""
     result = {'backup_file': None}
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return result
     if backup:
         result['backup_file'] = backup_file(module, path, backup_dir)
     os.unlink(path)
+    prune_dirs(os.path.dirname(path))
+    return result
+
+
+# -- a plan ----------------------------------------------------------------------------------
+def check_plan(plan):
+    """Refuse, before anything is written, a plan that the symlink policy does not allow."""
+    for change in plan.changes:
+        real = host_path(ROOT, change.path)
+        if os.path.islink(real):
+            if change.after is None:
+                raise ApplyError('%s is a symbolic link (to %s); removing it is refused because it is not clear whether the '
+                                 'link or the file it points to is meant. Remove it by hand.'
+                                 % (change.path, os.readlink(real)))
+            if not os.path.exists(_resolved(change.path)):
+                raise ApplyError('%s is a symbolic link to %s, which does not exist; fix or remove the link, then run again.'
+                                 % (change.path, os.readlink(real)))
+
+
+def _put_back(module, done):
+    """Best effort: give the files of ``done`` their old bytes again; the paths that could not be restored."""
+    failed = []
+    for change in reversed(done):
+        real = _resolved(change.path)
+        try:
+            if change.before is None:
+                remove_file(module, real)
+            else:
+                write_file(module, real, change.before)
+        except OSError:
+            failed.append(change.path)
+    return failed
+
+
+def report(module, plan):
+    """The result of a read-only module: the plan's facts (it has no changes), its warnings emitted."""
+    for warning in plan.warnings:
+        module.warn(warning)
+    result = dict(plan.facts)
+    result['changed'] = False
+    return result
+
+
+def apply(module, plan, backup=False, backup_dir=None):
+    """Carry out ``plan`` (nothing in check mode) and return the module's result.
+
+    The result holds the plan's facts, ``changed``, ``files`` ([{path, action,
+    backup_file}], one per changed file, in order) and, in diff mode, ``diff``. The plan's
+    warnings are emitted. Raises :class:`ApplyError` when a write fails (after putting back
+    the files already written).
+    """
+    check_plan(plan)
+    files = []
+    done = []
+    for change in plan.changes:
+        entry = {'path': change.path, 'action': change.action, 'backup_file': None}
+        if not module.check_mode:
+            real = _resolved(change.path)
+            try:
+                if change.after is None:
+                    written = remove_file(module, real, backup, backup_dir)
+                else:
+                    written = write_file(module, real, change.after, change.mode, change.owner, change.group,
+                                         backup, backup_dir)
+            except OSError as e:
+                failed = _put_back(module, done)
+                raise ApplyError('could not %s %s: %s. %s' % (
+                    'remove' if change.after is None else 'write', change.path, e.strerror or e,
+                    ('The files written before it were put back.' if not failed else
+                     'These could not be put back: %s; restore them from their backups.' % ', '.join(failed))
+                    if done else 'Nothing was changed.'))
+            entry['backup_file'] = _node_path(written['backup_file'])
+            done.append(change)
+        files.append(entry)
+    for warning in plan.warnings:
+        module.warn(warning)
+    result = dict(plan.facts)
+    result.update(changed=plan.changed, files=files)
+    backups = [f['backup_file'] for f in files if f['backup_file']]
+    if backups:
+        result['backup_file'] = backups[0]
+    if module._diff and plan.changed:
+        result['diff'] = plan.diff()
     return result

@@ -182,31 +182,10 @@ def _key_text(key):
     return go_string(key)
 
 
-def dropin_files(config_file):
-    """The drop-in files k3s reads for ``config_file``, in order."""
-    directory = config_file + '.d'
-    try:
-        names = sorted(os.listdir(directory))
-    except FileNotFoundError:
-        return []
-    except NotADirectoryError:
-        return []
-    result = []
-    for name in names:
-        path = os.path.join(directory, name)
-        if os.path.isdir(path):
-            continue
-        if name.lower().endswith(('.yaml', '.yml')):
-            result.append(path)
-    return result
-
-
-def config_files(config_file=DEFAULT_CONFIG_FILE):
-    """The files k3s reads, in order: the config file (when it exists) then its drop-ins."""
-    files = dropin_files(config_file)
-    if os.path.exists(config_file):
-        files.insert(0, config_file)
-    return files
+def dropin_names(names, is_dir=lambda name: False):
+    """The drop-in files k3s reads from a ``config.yaml.d`` listing: ``*.yaml``/``*.yml`` (any case),
+    not directories, in name order."""
+    return [n for n in sorted(names) if n.lower().endswith(('.yaml', '.yml')) and not is_dir(n)]
 
 
 def _to_list(value):
@@ -249,22 +228,53 @@ def to_flags(merged):
     return flags
 
 
-def read_documents(files, reader=None):
-    """[(path, pairs)] of ``files``; ``reader(path)`` returns bytes (default: read the file)."""
-    docs = []
-    for path in files:
-        if reader is None:
-            with open(path, 'rb') as f:
-                data = f.read()
-        else:
-            data = reader(path)
-        docs.append((path, load_yaml(data, path)))
-    return docs
+def flag_sources(documents, name):
+    """[(value, file)]: the values k3s's config ``documents`` [(path, pairs)] give flag ``name``.
+
+    The same values, in the same order, as ``flag_values(to_flags(merge(documents)), name)``,
+    each with the file that put it in the list (``key+:`` appends, ``key:`` replaces).
+    """
+    state = None  # (raw value, file) as merge() keeps it, or [(item, file)] once appended to
+    for path, pairs in documents:
+        for raw_key, value in pairs:
+            key = go_string(raw_key)
+            append = key.endswith('+')
+            if (key[:-1] if append else key) != name:
+                continue
+            if append and state is not None:
+                if not isinstance(state, list):
+                    state = [(x, state[1]) for x in _to_list(state[0])]
+                state = state + [(x, path) for x in _to_list(value)]
+            else:
+                state = (value, path)
+    if state is None:
+        return []
+    if isinstance(state, list):
+        return [(go_string(x), p) for x, p in state]
+    value, path = state
+    return [(go_string(x), path) for x in _to_list(value)] if isinstance(value, list) and not isinstance(value, _Pairs) \
+        else [(go_string(value), path)]
 
 
-def file_flags(config_file=DEFAULT_CONFIG_FILE):
-    """The flags k3s inserts after the subcommand for ``config_file`` and its drop-ins."""
-    return to_flags(merge(read_documents(config_files(config_file))))
+def effective_sources(documents, cli_args, cli_source, name):
+    """[(value, where)] of flag ``name`` as the server runs with it: from the command line ``cli_args``
+    when it passes the flag at all (the k3s docs: the command line replaces a list the config
+    files built), else from the config ``documents``."""
+    from_cli = flag_values(cli_args, name)
+    if from_cli:
+        return [(v, cli_source) for v in from_cli]
+    return flag_sources(documents, name)
+
+
+def scheduler_config_of(value):
+    """The file a ``kube-scheduler-arg`` value passes as ``--config``, None when it passes none.
+
+    k3s strips the leading dashes of a component argument's key, so ``config=X``,
+    ``--config=X`` and ``-config=X`` are one flag. ``kubeconfig=`` is not a config; neither is
+    a bare or empty ``config``.
+    """
+    key, dummy, rest = value.lstrip('-').partition('=')
+    return rest if key == 'config' and rest else None
 
 
 def product(argv0):
@@ -322,28 +332,6 @@ def flag_values(argv, name):
                 break
         i += 1
     return values
-
-
-def effective_values(cli_args, file_flag_list, name, cli_replaces=True):
-    """The values flag ``name`` ends up with, from the config files' flags and the command line.
-
-    ``cli_args``: the service's command line after the subcommand (or the whole argv).
-    k3s puts the files' flags first and the command line after them. Whether the command
-    line's values for a list flag are added to the files' values or replace them is not
-    settled (k3s's docs and its code comment disagree): ``cli_replaces=True`` gives the documented behaviour
-    (replace), ``False`` the one configfilearg's comment describes (append).
-    """
-    from_files = flag_values(file_flag_list, name)
-    from_cli = flag_values(cli_args, name)
-    if cli_replaces and from_cli:
-        return from_cli
-    return from_files + from_cli
-
-
-def scheduler_args(argv, config_file=None, environ=None, cli_replaces=True):
-    """The effective ``--kube-scheduler-arg`` values of a k3s server started with ``argv``."""
-    config_file = config_file or find_config_file(argv, environ)
-    return effective_values(argv, file_flags(config_file), 'kube-scheduler-arg', cli_replaces)
 
 
 def render_values(pairs, header=''):

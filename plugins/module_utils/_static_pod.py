@@ -28,13 +28,12 @@ What the module owns, and how it recognises it later:
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import posixpath
 import re
 import stat
-
-from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 
 try:
     import yaml
@@ -49,8 +48,9 @@ MARKER = 'baremetal.k3s.static_pod_arg'
 DEFAULT_PATH = '/etc/kubernetes/manifests/kube-scheduler.yaml'
 DEFAULT_PREFIX = 'baremetal-k3s'
 DEFAULT_BACKUP_DIR = '/var/backups/baremetal-k3s'
-# Directories whose every file is read by the kubelet: never put a backup there.
-STATIC_POD_DIRS = _io.STATIC_POD_DIRS
+# Directories the kubelet reads pod manifests from: every file there (not starting with '.') is a
+# pod, every subdirectory an error, so no copy or config of ours may ever be written there.
+STATIC_POD_DIRS = ('/etc/kubernetes/manifests', '/var/lib/rancher/*/agent/pod-manifests')
 RKE2_STYLE_DIRS = ('/var/lib/rancher/*/agent/pod-manifests',)
 MAX_PREFIX = 40
 
@@ -123,10 +123,26 @@ def validate_mounts(mounts):
     return out
 
 
+def in_static_pod_dir(directory, manifest_path=None):
+    """Whether ``directory`` is (inside) a static-pod manifest directory, or the directory of ``manifest_path``."""
+    candidates = (os.path.realpath(directory), os.path.abspath(directory))
+    for pattern in STATIC_POD_DIRS:
+        for candidate in candidates:
+            if fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(candidate, pattern + '/*'):
+                return True
+    if manifest_path:
+        own = (os.path.realpath(os.path.dirname(manifest_path)), os.path.dirname(os.path.abspath(manifest_path)))
+        for d in own:
+            for candidate in candidates:
+                if candidate == d or candidate.startswith(d.rstrip('/') + '/'):
+                    return True
+    return False
+
+
 def check_backup_dir(backup_dir, manifest_path):
     if not os.path.isabs(backup_dir or ''):
         raise StaticPodError('backup_dir %r must be an absolute path, for example %s.' % (backup_dir, DEFAULT_BACKUP_DIR))
-    if _io.in_static_pod_dir(backup_dir, manifest_path):
+    if in_static_pod_dir(backup_dir, manifest_path):
         raise StaticPodError('backup_dir %s is inside a static-pod manifest directory (%s, or the directory of %s), where the '
                              'kubelet reads every file and would start the backup as a second pod; choose another '
                              'directory, for example %s.' % (backup_dir, ', '.join(STATIC_POD_DIRS), manifest_path, DEFAULT_BACKUP_DIR))

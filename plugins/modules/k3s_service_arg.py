@@ -21,6 +21,13 @@ description:
     An added argument is a new line in the installer's layout; removing it gives back the file byte for byte.
   - The module never restarts k3s. It reports whether the running process already uses the change
     (RV(restart_required)) and whether systemd needs a daemon-reload (RV(daemon_reload_required)).
+  - Before writing, it computes what k3s will run with - the command line systemd (or openrc) builds and the flags of
+    every config file, the new one included - and refuses a change that would have no effect (a later
+    C(config.yaml.d) file that sets the flag without C(+), a drop-in whose C(ExecStart) replaces the unit's), naming
+    the file that masks it. An argument k3s already gets, from any file, is not added again.
+  - With O(state=absent) no file is ever created, and files the module does not own (an administrator's drop-in or
+    config file) are never written - when the argument comes from one of them the module fails and names it.
+  - Runs that change the same service at the same time wait for each other (an advisory lock per service).
 author:
   - baremetal.k3s contributors (@baremetal)
 extends_documentation_fragment:
@@ -31,10 +38,12 @@ options:
     description:
       - One k3s argument, starting with C(--), for example
         C(--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml).
-      - It must not be empty or hold a line break. For O(method=unit) and O(method=dropin) it must not hold C($),
-        which systemd and the openrc shell would expand.
-      - A different C(--kube-scheduler-arg=config=) already in use (command line or config files) is a conflict -
-        the module fails and names it; add the extender to that file instead.
+      - It must not be empty or hold a control character (a line break, NUL...; a TAB is fine). For O(method=unit) and
+        O(method=dropin) it must not hold C($), which systemd and the openrc shell would expand.
+      - A different scheduler config already in use is a conflict - the module fails and names it; add the extender to
+        that file instead. Every form k3s accepts counts - C(config=X), C(--config=X) and C(-config=X) as the value of
+        C(--kube-scheduler-arg) on the command line (with C(=) or as the next word, one or two dashes), in C(config.yaml)
+        or any C(config.yaml.d) file, with C(kube-scheduler-arg:) or C(kube-scheduler-arg+:).
     type: str
     required: true
   state:
@@ -68,8 +77,9 @@ options:
         for RKE2.
       - Its unit is looked for in C(/etc/systemd/system), C(/usr/local/lib/systemd/system), C(/usr/lib/systemd/system),
         C(/lib/systemd/system), then its init script in C(/etc/init.d).
+      - Default - the service O(path) belongs to (C(k3s) for C(/etc/systemd/system/k3s.service)), else V(k3s). Given
+        together with O(path), both must name the same service.
     type: str
-    default: k3s
   path:
     description:
       - Absolute path of the service's unit file or openrc init script, instead of finding it from O(service).
@@ -162,7 +172,9 @@ paths:
   elements: str
   sample: [/etc/systemd/system/k3s.service]
 method:
-  description: Where the argument is (or was taken out of) - V(unit), V(dropin) or V(config).
+  description:
+    - Where the argument is (or was taken out of) - V(unit), V(dropin) or V(config); V(elsewhere) when k3s already
+      gets it from a file this module does not own (in any form k3s accepts), so nothing was added.
   returned: always
   type: str
   sample: unit
@@ -238,66 +250,29 @@ diff:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
-from ansible_collections.baremetal.k3s.plugins.module_utils._service_arg import (
-    DEFAULT_CONFIG_NAME,
-    DEFAULT_DROPIN_NAME,
-    Host,
-    ServiceArgError,
-    run,
+from ansible_collections.baremetal.k3s.plugins.module_utils import _service_arg as service_arg
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+
+ARGUMENT_SPEC = dict(
+    arg=dict(type='str', required=True),
+    state=dict(type='str', default='present', choices=['present', 'absent']),
+    method=dict(type='str', default='auto', choices=['auto', 'unit', 'dropin', 'config']),
+    service=dict(type='str'),
+    path=dict(type='path'),
+    backup=dict(type='bool', default=False),
+    dropin_name=dict(type='str', default=service_arg.DEFAULT_DROPIN_NAME),
+    config_name=dict(type='str', default=service_arg.DEFAULT_CONFIG_NAME),
 )
 
 
-class _ModuleHost(Host):
-    """The node, through AnsibleModule and the collection's one safe-write helper."""
-
-    def __init__(self, module):
-        self.module = module
-        self.check_mode = module.check_mode
-
-    def write(self, path, content, mode):
-        # mode applies to a new file only; an existing one keeps its own
-        return _io.write_file(self.module, path, content, mode=mode, backup=self.module.params['backup'])['backup_file']
-
-    def remove(self, path):
-        return _io.remove_file(self.module, path, backup=self.module.params['backup'])['backup_file']
-
-    def run(self, argv):
-        binary = self.module.get_bin_path(argv[0])
-        if binary is None:
-            return None, '', ''
-        return self.module.run_command([binary] + list(argv[1:]))
-
-
-def _text(data):
-    return '' if data is None else data.decode('utf-8', 'replace')
-
-
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            arg=dict(type='str', required=True),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            method=dict(type='str', default='auto', choices=['auto', 'unit', 'dropin', 'config']),
-            service=dict(type='str', default='k3s'),
-            path=dict(type='path'),
-            backup=dict(type='bool', default=False),
-            dropin_name=dict(type='str', default=DEFAULT_DROPIN_NAME),
-            config_name=dict(type='str', default=DEFAULT_CONFIG_NAME),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        result = run(module.params, _ModuleHost(module))
-    except ServiceArgError as e:
-        module.fail_json(msg=str(e))
-    changes = result.pop('changes')
-    for warning in result.pop('warnings'):
-        module.warn(warning)
-    if module._diff and changes:
-        result['diff'] = [dict(before=_text(c.before), after=_text(c.after),
-                               before_header=c.path, after_header=c.path) for c in changes]
-    if result['backup_file'] is None:
-        del result['backup_file']
+        with _io.node_lock(module, service_arg.lock_key(module.params)):
+            plan = service_arg.plan(_io.node_view(module), module.params)
+            result = _io.apply(module, plan, backup=module.params['backup'])
+    except (PlanError, _io.ApplyError) as e:
+        module.fail_json(msg=e.msg, **getattr(e, 'details', {}))
     module.exit_json(**result)
 
 

@@ -237,6 +237,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
+from ansible_collections.baremetal.k3s.plugins.module_utils import _static_pod as sp
 
 
 def main():
@@ -288,7 +289,7 @@ def main():
 
     params = module.params
     path = params['path']
-    if params['backup'] and _io.in_static_pod_dir(params['backup_dir']):
+    if params['backup'] and sp.in_static_pod_dir(params['backup_dir']):
         module.fail_json(msg='backup_dir %s is inside a static-pod manifest directory, where the kubelet reads every file; '
                              'choose another directory, for example /var/backups/baremetal-k3s' % params['backup_dir'])
     if os.path.isdir(path):

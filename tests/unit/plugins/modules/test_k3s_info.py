@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import sys
 
 import pytest
@@ -15,9 +14,10 @@ import pytest
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config
-from ansible_collections.baremetal.k3s.plugins.module_utils import _service_arg
+from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_info
 from ansible_collections.baremetal.k3s.plugins.modules import k3s_info
 
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', '..', 'integration'))
@@ -30,96 +30,17 @@ KEYS = {'changed', 'installed', 'platform', 'init', 'service', 'unit_path', 'dro
         'node_name', 'manifest_path', 'data_dir', 'scheduler_kubeconfig', 'admin_kubeconfig', 'kubectl'}
 
 
-class Node:
-    """A fake node root under tmp_path; systemctl, rc-service and the host name are stand-ins."""
-
-    def __init__(self, root, monkeypatch):
-        self.root = str(root)
-        self.etc = self.p('/etc/systemd/system')
-        self.usr = self.p('/usr/lib/systemd/system')
-        self.usr_local = self.p('/usr/local/lib/systemd/system')
-        self.manifest = self.p('/etc/kubernetes/manifests/kube-scheduler.yaml')
-        self.initd = self.p('/etc/init.d')
-        self.config = self.p('/etc/rancher/k3s/config.yaml')
-        self.bin_dir = self.p('/usr/local/bin')
-        for d in (self.etc, self.usr, self.initd, os.path.dirname(self.config), self.bin_dir):
-            os.makedirs(d, exist_ok=True)
-        monkeypatch.setattr(_service_arg, 'UNIT_DIRS', [self.etc, self.usr_local, self.usr])
-        monkeypatch.setattr(_service_arg, 'DROPIN_DIRS', [self.etc, self.usr_local, self.usr])
-        monkeypatch.setattr(_k3s_config, 'RKE2_CONFIG_FILE', self.p('/etc/rancher/rke2/config.yaml'))
-        monkeypatch.setattr(k3s_info, 'KUBEADM_MANIFEST', self.manifest)
-        monkeypatch.setattr(k3s_info, 'KUBEADM_KUBELET_CONF', self.p('/etc/kubernetes/kubelet.conf'))
-        monkeypatch.setattr(_service_arg, 'DROPIN_BASE', self.etc)
-        monkeypatch.setattr(_service_arg, 'INITD_DIR', self.initd)
-        monkeypatch.setattr(_service_arg, 'OPENRC_ENV_FILES', [])
-        monkeypatch.setattr(_k3s_config, 'DEFAULT_CONFIG_FILE', self.config)
-        monkeypatch.setattr(_service_arg, 'main_pid', lambda host, kind, service, pidfile=None: self.openrc_pid)
-        monkeypatch.setattr(socket, 'gethostname', lambda: 'Node-1.Example')
-        self.readonly = set()
-        real = _service_arg.is_writable
-        monkeypatch.setattr(_service_arg, 'is_writable',
-                            lambda path: not any(path.startswith(r) for r in self.readonly) and real(path))
-        # systemctl / rc-service answers; None = the program is missing
-        self.systemctl = 'ActiveState=inactive\nMainPID=0\n'
-        self.rc_service = 3
-        self.openrc_pid = None
-        self.calls = []
-        real_bin, real_run = AnsibleModule.get_bin_path, AnsibleModule.run_command
-        node = self
-
-        def get_bin_path(module, name, *a, **kw):
-            if name in ('systemctl', 'rc-service'):
-                return None if getattr(node, name.replace('-', '_')) is None else '/fake/bin/' + name
-            return real_bin(module, name, *a, **kw)
-
-        def run_command(module, args, *a, **kw):
-            node.calls.append(list(args))
-            if args[0] == '/fake/bin/systemctl':
-                assert args[1:6] == ['show', '-p', 'ActiveState', '-p', 'MainPID'] and args[6].endswith('.service')
-                return 0, node.systemctl, ''
-            if args[0] == '/fake/bin/rc-service':
-                return node.rc_service, '', ''
-            return real_run(module, args, *a, **kw)
-
-        monkeypatch.setattr(AnsibleModule, 'get_bin_path', get_bin_path)
-        monkeypatch.setattr(AnsibleModule, 'run_command', run_command)
-
-    def p(self, path):
-        return os.path.join(self.root, path.lstrip('/'))
-
-    def install(self, command='server', args=(), init='systemd', name='', bin_dir='/usr/local/bin', environ=None):
-        files = installer.generate(command, list(args), name=name, init=init, systemd_dir=self.etc,
-                                   bin_dir=bin_dir, environ=environ)
-        if init == 'openrc':
-            files = [installer.InstallerFile(self.p(f.path), f.content, f.mode) for f in files]
-        for f in files:
-            os.makedirs(os.path.dirname(f.path), exist_ok=True)
-            with open(f.path, 'wb') as fh:
-                fh.write(f.content)
-        return files[0].path
-
-    def install_files(self, files):
-        for f in files:
-            self.write(self.p(f.path), f.content.decode('utf-8'))
-        return self.p(files[0].path)
-
-    def fake_k3s(self, output='k3s version v1.36.3+k3s1 (0a1b2c3d)\ngo version go1.24.4\n', rc=0):
-        path = os.path.join(self.bin_dir, 'k3s')
-        with open(path, 'w') as f:
-            f.write('#!/bin/sh\n[ "$1" = --version ] || exit 2\ncat <<\'EOF\'\n%sEOF\nexit %d\n' % (output, rc))
-        os.chmod(path, 0o755)
-        return path
-
-    def write(self, path, text):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, 'w') as f:
-            f.write(text)
-        return path
+CONFIG = '/etc/rancher/k3s/config.yaml'
+ETC = '/etc/systemd/system'
+MANIFEST = '/etc/kubernetes/manifests/kube-scheduler.yaml'
 
 
-@pytest.fixture
-def node(tmp_path, monkeypatch):
-    return Node(tmp_path, monkeypatch)
+def fake_k3s(node, output='k3s version v1.36.3+k3s1 (0a1b2c3d)\ngo version go1.24.4\n', rc=0, path='/usr/local/bin/k3s'):
+    """``k3s --version`` on the node answers ``output`` with exit code ``rc``."""
+    def k3s(argv):
+        assert argv[1:] == ['--version'], argv
+        return rc, output, ''
+    node.commands[path] = k3s
 
 
 def read_tree(root):
@@ -160,7 +81,7 @@ def test_server_systemd(node):
     assert r['node_role'] == 'server'
     assert r['argv'] == ['/usr/local/bin/k3s', 'server', '--disable=traefik', '--write-kubeconfig-mode=644']
     assert r['k3s_args'] == r['argv']
-    assert r['config_file'] == node.config and r['config_files'] == [] and r['config_dir_writable'] is True
+    assert r['config_file'] == CONFIG and r['config_files'] == [] and r['config_dir_writable'] is True
     assert r['scheduler_args'] == [] and r['scheduler_config'] == '' and r['scheduler_config_source'] == ''
     assert r['version'] == '' and r['kubernetes_version'] == ''  # /usr/local/bin/k3s does not exist here
     assert r['active'] is False and r['main_pid'] == 0
@@ -180,11 +101,11 @@ def test_agent_and_named_service(node):
 
 def test_active_and_pid_from_systemctl(node):
     node.install()
-    node.systemctl = 'ActiveState=active\nMainPID=4242\n'
+    node.service('k3s', pid=4242)
     r = ok()
     assert r['active'] is True and r['main_pid'] == 4242
-    assert ['/fake/bin/systemctl', 'show', '-p', 'ActiveState', '-p', 'MainPID', 'k3s.service'] in node.calls
-    node.systemctl = None  # no systemctl on the node: not running, no failure
+    assert ['systemctl', 'show', '-p', 'ActiveState', '-p', 'MainPID', 'k3s.service'] in node.calls
+    node.units = None  # no systemctl on the node: not running, no failure
     r = ok()
     assert r['active'] is False and r['main_pid'] == 0
 
@@ -195,22 +116,24 @@ def test_openrc(node):
     assert r['init'] == 'openrc' and r['unit_path'] == script and r['dropins'] == []
     assert r['argv'] == ['/usr/local/bin/k3s', 'server', '--disable=traefik'] and r['node_role'] == 'server'
     assert r['active'] is False and r['main_pid'] == 0
-    node.rc_service = 0
-    node.openrc_pid = 77
+    node.commands['rc-service'] = lambda argv: (0, '', '')
+    node.write('/var/run/k3s.pid', '76\n')
+    node.process(76, ['supervise-daemon', 'k3s'])
+    node.process(77, ['/usr/local/bin/k3s', 'server'], ppid=76)
     r = ok()
     assert r['active'] is True and r['main_pid'] == 77
-    assert ['/fake/bin/rc-service', 'k3s', 'status'] in node.calls
+    assert ['rc-service', 'k3s', 'status'] in node.calls
 
 
 def test_config_d_gives_the_scheduler_config(node):
     node.install(args=['--disable=traefik'])
-    node.write(node.config, 'kube-scheduler-arg:\n  - v=2\nnode-name: Big-Node\n')
-    ours = node.write(node.config + '.d/99-baremetal-k3s-scheduler.yaml',
+    node.write(CONFIG, 'kube-scheduler-arg:\n  - v=2\nnode-name: Big-Node\n')
+    ours = node.write(CONFIG + '.d/99-baremetal-k3s-scheduler.yaml',
                       'kube-scheduler-arg+:\n  - "config=%s"\n' % SCHED_FILE)
-    node.write(node.config + '.d/50-other.yaml', 'kube-scheduler-arg+: leader-elect=false\n')
-    node.write(node.config + '.d/README', 'not read\n')
+    node.write(CONFIG + '.d/50-other.yaml', 'kube-scheduler-arg+: leader-elect=false\n')
+    node.write(CONFIG + '.d/README', 'not read\n')
     r = ok()
-    assert r['config_files'] == [node.config, node.config + '.d/50-other.yaml', ours]
+    assert r['config_files'] == [CONFIG, CONFIG + '.d/50-other.yaml', ours]
     assert r['scheduler_args'] == ['v=2', 'leader-elect=false', 'config=' + SCHED_FILE]
     assert r['scheduler_config'] == SCHED_FILE and r['scheduler_config_source'] == ours
     assert r['k3s_args'] == ['/usr/local/bin/k3s', 'server', '--kube-scheduler-arg=v=2',
@@ -218,16 +141,16 @@ def test_config_d_gives_the_scheduler_config(node):
                              '--node-name=Big-Node', '--disable=traefik']
     assert r['argv'] == ['/usr/local/bin/k3s', 'server', '--disable=traefik']
     assert r['node_name'] == 'big-node'
-    assert r['scheduler_args'] == _k3s_config.scheduler_args(r['argv'], node.config)
+
 
 
 def test_later_file_without_plus_replaces(node):
     node.install()
-    node.write(node.config + '.d/10-a.yaml', 'kube-scheduler-arg:\n  - config=/etc/a.yaml\n')
-    b = node.write(node.config + '.d/20-b.yaml', 'kube-scheduler-arg: [v=4]\n')
+    node.write(CONFIG + '.d/10-a.yaml', 'kube-scheduler-arg:\n  - config=/etc/a.yaml\n')
+    b = node.write(CONFIG + '.d/20-b.yaml', 'kube-scheduler-arg: [v=4]\n')
     r = ok()
     assert r['scheduler_args'] == ['v=4'] and r['scheduler_config'] == '' and r['scheduler_config_source'] == ''
-    c = node.write(node.config + '.d/30-c.yaml', 'kube-scheduler-arg+: [--config=/etc/c.yaml, kubeconfig=/etc/k]\n')
+    c = node.write(CONFIG + '.d/30-c.yaml', 'kube-scheduler-arg+: [--config=/etc/c.yaml, kubeconfig=/etc/k]\n')
     r = ok()
     assert r['scheduler_args'] == ['v=4', '--config=/etc/c.yaml', 'kubeconfig=/etc/k']
     assert r['scheduler_config'] == '/etc/c.yaml' and r['scheduler_config_source'] == c
@@ -244,19 +167,17 @@ def test_kubeconfig_is_not_a_config(node):
 def test_command_line_gives_it_and_replaces_the_files(node):
     unit = node.install(args=['--kube-scheduler-arg=config=/etc/cli-1.yaml', '--kube-scheduler-arg=v=2',
                               '--kube-scheduler-arg=config=/etc/cli-2.yaml'])
-    node.write(node.config + '.d/99-baremetal-k3s-scheduler.yaml', 'kube-scheduler-arg+:\n  - config=%s\n' % SCHED_FILE)
+    node.write(CONFIG + '.d/99-baremetal-k3s-scheduler.yaml', 'kube-scheduler-arg+:\n  - config=%s\n' % SCHED_FILE)
     r = ok()
     assert r['scheduler_args'] == ['config=/etc/cli-1.yaml', 'v=2', 'config=/etc/cli-2.yaml']
     assert r['scheduler_config'] == '/etc/cli-2.yaml' and r['scheduler_config_source'] == unit
     assert r['k3s_args'][2] == '--kube-scheduler-arg=config=' + SCHED_FILE
     assert len(r['warnings']) == 1 and 'replaces' in r['warnings'][0] and unit in r['warnings'][0]
-    assert r['scheduler_args'] == _k3s_config.effective_values(r['argv'][1:], _k3s_config.file_flags(node.config),
-                                                               'kube-scheduler-arg', cli_replaces=True)
 
 
 def test_dropin_override(node):
     unit = node.install(args=['--kube-scheduler-arg=config=/etc/unit.yaml'])
-    d = os.path.join(node.etc, 'k3s.service.d')
+    d = ETC + '/k3s.service.d'
     node.write(os.path.join(d, '10-env.conf'), '[Service]\nEnvironment=SCHED=/etc/dropin.yaml\n')
     over = node.write(os.path.join(d, '20-exec.conf'),
                       '[Service]\nExecStart=\nExecStart=/usr/local/bin/k3s server \\\n'
@@ -272,14 +193,14 @@ def test_dropin_override(node):
 
 
 def test_env_file_config_path_and_node_name(node):
-    unit = node.install(args=['--config', node.p('/srv/k3s.yaml')])
-    node.write(node.p('/srv/k3s.yaml'), 'kube-scheduler-arg: config=/srv/sched.yaml\n')
+    unit = node.install(args=['--config', '/srv/k3s.yaml'])
+    node.write('/srv/k3s.yaml', 'kube-scheduler-arg: config=/srv/sched.yaml\n')
     r = ok()
-    assert r['config_file'] == node.p('/srv/k3s.yaml') and r['config_files'] == [node.p('/srv/k3s.yaml')]
-    assert r['scheduler_config'] == '/srv/sched.yaml' and r['scheduler_config_source'] == node.p('/srv/k3s.yaml')
-    node.write(unit + '.env', "K3S_CONFIG_FILE='%s'\nK3S_NODE_NAME=Env-Node\n" % node.p('/srv/other.yaml'))
+    assert r['config_file'] == '/srv/k3s.yaml' and r['config_files'] == ['/srv/k3s.yaml']
+    assert r['scheduler_config'] == '/srv/sched.yaml' and r['scheduler_config_source'] == '/srv/k3s.yaml'
+    node.write(unit + '.env', "K3S_CONFIG_FILE='%s'\nK3S_NODE_NAME=Env-Node\n" % '/srv/other.yaml')
     r = ok()
-    assert r['config_file'] == node.p('/srv/other.yaml') and r['config_files'] == []
+    assert r['config_file'] == '/srv/other.yaml' and r['config_files'] == []
     assert r['scheduler_config'] == '' and r['node_name'] == 'env-node'
 
 
@@ -305,23 +226,23 @@ def test_not_installed(node):
     ('', '', ''),
 ])
 def test_version(node, output, version, kube):
-    node.fake_k3s(output)
-    node.install(bin_dir=node.bin_dir)
+    fake_k3s(node, output)
+    node.install()
     r = ok()
-    assert r['argv'][0] == os.path.join(node.bin_dir, 'k3s')
+    assert r['argv'][0] == '/usr/local/bin/k3s'
     assert (r['version'], r['kubernetes_version']) == (version, kube)
 
 
 def test_version_binary_fails(node):
-    node.fake_k3s(rc=1)
-    node.install(bin_dir=node.bin_dir)
+    fake_k3s(node, rc=1)
+    node.install()
     r = ok()
     assert r['version'] == '' and r['kubernetes_version'] == ''
 
 
 def test_readonly_unit_and_config_dir(node):
     node.install()
-    node.readonly.update([node.etc, os.path.dirname(node.config)])
+    node.readonly.update([ETC, os.path.dirname(CONFIG)])
     r = ok()
     assert r['unit_writable'] is False and r['config_dir_writable'] is False
 
@@ -344,27 +265,27 @@ def test_bad_service_name(node, service, where):
     ('', 'masked or empty'),
 ])
 def test_bad_unit(node, content, where):
-    with open(os.path.join(node.etc, 'k3s.service'), 'w') as f:
-        f.write(content)
+    node.write(ETC + '/k3s.service', content)
     assert where in fail()
 
 
 def test_bad_config_file(node):
     node.install()
-    node.write(node.config, 'kube-scheduler-arg: [a\n')
+    node.write(CONFIG, 'kube-scheduler-arg: [a\n')
     msg = fail()
-    assert node.config in msg and 'not valid YAML' in msg and 'Fix or remove' in msg
-    node.write(node.config, '- a list\n')
+    assert CONFIG in msg and 'not valid YAML' in msg and 'Fix or remove' in msg
+    node.write(CONFIG, '- a list\n')
     assert 'must be a YAML mapping' in fail()
 
 
 def test_parse_version_and_scheduler_config_of():
-    assert k3s_info.parse_version('k3s version v1.33.13+k3s1 (abc)') == ('v1.33.13+k3s1', 'v1.33.13')
-    assert k3s_info.parse_version(None) == ('', '')
-    assert k3s_info.scheduler_config_of('config=/a') == '/a'
-    assert k3s_info.scheduler_config_of('--config=/a') == '/a'
-    assert k3s_info.scheduler_config_of('kubeconfig=/a') is None
-    assert k3s_info.scheduler_config_of('config') is None
+    assert _k3s_info.parse_version('k3s version v1.33.13+k3s1 (abc)') == ('v1.33.13+k3s1', 'v1.33.13')
+    assert _k3s_info.parse_version(None) == ('', '')
+    assert _k3s_config.scheduler_config_of('config=/a') == '/a'
+    assert _k3s_config.scheduler_config_of('--config=/a') == '/a'
+    assert _k3s_config.scheduler_config_of('-config=/a') == '/a'
+    assert _k3s_config.scheduler_config_of('kubeconfig=/a') is None
+    assert _k3s_config.scheduler_config_of('config') is None
 
 
 @pytest.mark.parametrize('docs, expected', [
@@ -377,7 +298,7 @@ def test_parse_version_and_scheduler_config_of():
     ([('a', [('other', 'x')])], []),
 ])
 def test_flag_sources_match_merge(docs, expected):
-    assert _service_arg.flag_sources(docs, 'kube-scheduler-arg') == expected
+    assert _k3s_config.flag_sources(docs, 'kube-scheduler-arg') == expected
     flags = _k3s_config.to_flags(_k3s_config.merge(docs))
     assert [v for v, dummy in expected] == _k3s_config.flag_values(flags, 'kube-scheduler-arg')
 
@@ -402,12 +323,12 @@ spec:
 
 def test_rke2_server_found_by_auto(node):
     unit = node.install_files(installer.rke2_files('server'))
-    node.write(node.p('/etc/rancher/rke2/config.yaml'), 'data-dir: /data/rke2\nkube-scheduler-arg: [v=2]\n')
-    node.write(node.p('/etc/rancher/rke2/config.yaml.d/99-x.yaml'), 'kube-scheduler-arg+: [config=/etc/rancher/rke2/sched.yaml]\n')
+    node.write('/etc/rancher/rke2/config.yaml', 'data-dir: /data/rke2\nkube-scheduler-arg: [v=2]\n')
+    node.write('/etc/rancher/rke2/config.yaml.d/99-x.yaml', 'kube-scheduler-arg+: [config=/etc/rancher/rke2/sched.yaml]\n')
     tree = read_tree(node.root)
     r = ok(platform='rke2')
     assert r['installed'] and r['service'] == 'rke2-server' and r['unit_path'] == unit and r['node_role'] == 'server'
-    assert r['argv'] == ['/usr/local/bin/rke2', 'server'] and r['config_file'] == node.p('/etc/rancher/rke2/config.yaml')
+    assert r['argv'] == ['/usr/local/bin/rke2', 'server'] and r['config_file'] == '/etc/rancher/rke2/config.yaml'
     assert r['scheduler_args'] == ['v=2', 'config=/etc/rancher/rke2/sched.yaml']
     assert r['scheduler_config'] == '/etc/rancher/rke2/sched.yaml'
     assert r['data_dir'] == '/data/rke2' and r['scheduler_kubeconfig'] == '/data/rke2/server/cred/scheduler.kubeconfig'
@@ -428,17 +349,17 @@ def test_k3s_wins_over_rke2_and_gives_its_paths(node):
 
 def test_kubeadm_control_plane(node):
     node.install_files(installer.kubelet_files())
-    node.write(node.manifest, KUBEADM_POD.format(extra='    - --config=/etc/kubernetes/scheduler/config.yaml\n'))
-    node.systemctl = 'ActiveState=active\nMainPID=99\n'
+    node.write(MANIFEST, KUBEADM_POD.format(extra='    - --config=/etc/kubernetes/scheduler/config.yaml\n'))
+    node.service('kubelet', pid=99)
     r = ok(platform='kubeadm')
     assert r['installed'] and r['service'] == 'kubelet' and r['node_role'] == 'server' and r['init'] == 'systemd'
-    assert r['manifest_path'] == node.manifest and r['unit_path'] == node.p('/usr/lib/systemd/system/kubelet.service')
+    assert r['manifest_path'] == MANIFEST and r['unit_path'] == '/usr/lib/systemd/system/kubelet.service'
     assert r['argv'][0] == 'kube-scheduler' and r['scheduler_config'] == '/etc/kubernetes/scheduler/config.yaml'
-    assert r['scheduler_config_source'] == node.manifest
+    assert r['scheduler_config_source'] == MANIFEST
     assert r['scheduler_kubeconfig'] == '/etc/kubernetes/scheduler.conf' and r['admin_kubeconfig'] == '/etc/kubernetes/admin.conf'
     assert (r['version'], r['kubernetes_version']) == ('v1.33.13', 'v1.33.13')
     assert r['active'] is True and r['main_pid'] == 99
-    node.write(node.manifest, KUBEADM_POD.format(extra=''))
+    node.write(MANIFEST, KUBEADM_POD.format(extra=''))
     r = ok({'platform': 'kubeadm'}, platform='kubeadm')
     assert r['scheduler_config'] == '' and r['scheduler_config_source'] == ''
 
@@ -447,7 +368,7 @@ def test_kubeadm_worker_and_nothing(node):
     r = ok()
     assert not r['installed'] and 'k3s' in r['msg'] and 'rke2-server' in r['msg'] and 'kube-scheduler' in r['msg']
     node.install_files(installer.kubelet_files())
-    node.write(node.p('/etc/kubernetes/kubelet.conf'), 'apiVersion: v1\nkind: Config\n')
+    node.write('/etc/kubernetes/kubelet.conf', 'apiVersion: v1\nkind: Config\n')
     r = ok(platform='kubeadm')
     assert r['installed'] and r['node_role'] == 'agent' and r['argv'] == []
 
@@ -458,7 +379,7 @@ def test_kubeadm_worker_and_nothing(node):
     ('kind: Pod\nspec: {containers: [{name: kube-scheduler, command: kube-scheduler}]}\n', 'not a static pod'),
 ])
 def test_kubeadm_bad_manifest(node, content, message):
-    node.write(node.manifest, content)
+    node.write(MANIFEST, content)
     assert message in fail({'platform': 'kubeadm'})
 
 
@@ -470,19 +391,12 @@ def test_kubeadm_bad_manifest(node, content, message):
     (None, ('', '')),
 ])
 def test_image_version(image, expected):
-    assert k3s_info.image_version(image) == expected
+    assert _k3s_info.image_version(image) == expected
 
 
-def _kubectl_on_path(monkeypatch, path):
-    """The node's PATH holds kubectl at ``path`` (None: no kubectl on it); other programs as before."""
-    real = AnsibleModule.get_bin_path
-
-    def get_bin_path(module, name, *a, **kw):
-        if name == 'kubectl':
-            return path
-        return real(module, name, *a, **kw)
-
-    monkeypatch.setattr(AnsibleModule, 'get_bin_path', get_bin_path)
+def _kubectl_on_path(node, path):
+    """The node's PATH holds kubectl at ``path`` (None: no kubectl on it)."""
+    node.path_bins['kubectl'] = path
 
 
 @pytest.mark.parametrize('install, expected', [
@@ -490,17 +404,17 @@ def _kubectl_on_path(monkeypatch, path):
     ({'bin_dir': '/opt/bin', 'args': ['--data-dir=/srv/k3s']}, ['/opt/bin/k3s', 'kubectl']),
     ({'init': 'openrc', 'bin_dir': '/opt/edge/bin'}, ['/opt/edge/bin/k3s', 'kubectl']),
 ])
-def test_kubectl_of_k3s_is_its_subcommand(node, monkeypatch, install, expected):
-    _kubectl_on_path(monkeypatch, '/usr/bin/kubectl')  # a kubectl elsewhere on PATH is not k3s's
+def test_kubectl_of_k3s_is_its_subcommand(node, install, expected):
+    _kubectl_on_path(node, '/usr/bin/kubectl')  # a kubectl elsewhere on PATH is not k3s's
     node.install(**install)
     assert ok()['kubectl'] == expected
 
 
-def test_kubectl_of_rke2_is_in_its_data_dir(node, monkeypatch):
-    _kubectl_on_path(monkeypatch, '/usr/bin/kubectl')
+def test_kubectl_of_rke2_is_in_its_data_dir(node):
+    _kubectl_on_path(node, '/usr/bin/kubectl')
     node.install_files(installer.rke2_files('server'))
     assert ok(platform='rke2')['kubectl'] == ['/var/lib/rancher/rke2/bin/kubectl']
-    node.write(node.p('/etc/rancher/rke2/config.yaml'), 'data-dir: /data/rke2\n')
+    node.write('/etc/rancher/rke2/config.yaml', 'data-dir: /data/rke2\n')
     assert ok(platform='rke2')['kubectl'] == ['/data/rke2/bin/kubectl']
 
 
@@ -508,19 +422,19 @@ def test_kubectl_of_rke2_is_in_its_data_dir(node, monkeypatch):
     ('/opt/k8s/bin/kubectl', ['/opt/k8s/bin/kubectl']),
     (None, ['/usr/bin/kubectl']),
 ])
-def test_kubectl_of_kubeadm_is_found_on_path(node, monkeypatch, on_path, expected):
-    _kubectl_on_path(monkeypatch, on_path)
+def test_kubectl_of_kubeadm_is_found_on_path(node, on_path, expected):
+    _kubectl_on_path(node, on_path)
     node.install_files(installer.kubelet_files())
-    node.write(node.manifest, KUBEADM_POD.format(extra=''))
+    node.write(MANIFEST, KUBEADM_POD.format(extra=''))
     assert ok(platform='kubeadm')['kubectl'] == expected
-    os.unlink(node.manifest)  # a worker: kubectl all the same
-    node.write(node.p('/etc/kubernetes/kubelet.conf'), 'apiVersion: v1\nkind: Config\n')
+    node.unlink(MANIFEST)  # a worker: kubectl all the same
+    node.write('/etc/kubernetes/kubelet.conf', 'apiVersion: v1\nkind: Config\n')
     r = ok(platform='kubeadm')
     assert r['node_role'] == 'agent' and r['kubectl'] == expected
 
 
-def test_kubectl_empty_when_nothing_installed(node, monkeypatch):
-    _kubectl_on_path(monkeypatch, '/usr/bin/kubectl')
+def test_kubectl_empty_when_nothing_installed(node):
+    _kubectl_on_path(node, '/usr/bin/kubectl')
     assert ok()['kubectl'] == []
     assert ok({'platform': 'kubeadm'}, platform='kubeadm')['kubectl'] == []
     assert ok({'service': 'k3s-agent'})['kubectl'] == []

@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""The logic of ``baremetal.k3s.node_lease``: one run at a time per node for a role.
+
+A module's own lock (``_io.node_lock``) lives only as long as the module's process. A role
+run spans many tasks (change, restart, wait, roll back), so it takes a *lease*: a small
+JSON file in ``/run/baremetal-k3s/`` naming its holder, taken at the start and given back at
+the end. A second run finds it, waits up to ``timeout`` and fails naming the holder. A lease
+older than ``expire`` is a leftover of a run that was killed; it is taken over with a warning.
+``/run`` is a tmpfs: a reboot clears every lease.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
+
+LEASE_DIR = '/run/baremetal-k3s'
+_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$')
+
+
+def lease_path(name):
+    if not _NAME.match(name or ''):
+        raise PlanError('name %r is not a valid lease name: use letters, digits, ".", "_" and "-" (for example '
+                        'scheduler_extender).' % (name,))
+    return os.path.join(LEASE_DIR, name + '.lease')
+
+
+def read_lease(view, path):
+    """The lease at ``path`` as a dict, None when there is none; an unreadable file counts as stale."""
+    data = view.read(path)
+    if data is None:
+        return None
+    try:
+        lease = json.loads(data.decode('utf-8'))
+    except ValueError:
+        return {'holder': 'unknown (the lease file is not JSON)', 'since': 0, 'owner': ''}
+    return lease if isinstance(lease, dict) else {'holder': 'unknown', 'since': 0, 'owner': ''}
+
+
+def describe(lease, now):
+    return '%s, since %ds ago (owner %s)' % (lease.get('holder') or 'unknown', max(0, int(now - (lease.get('since') or 0))),
+                                            lease.get('owner') or '?')
+
+
+def plan(view, params, now=None, new_owner=None):
+    """The Plan for one attempt: take (or renew) or give back the lease.
+
+    Raises :class:`Held` when another holder's live lease is in the way.
+    """
+    path = lease_path(params['name'])
+    now = view.clock.realtime() if now is None else now
+    before = view.read(path)
+    lease = read_lease(view, path)
+    owner = params.get('owner') or ''
+    facts = {'path': path, 'owner': owner, 'holder': None}
+    warnings = []
+    if params.get('state', 'present') == 'absent':
+        if lease is None:
+            return Plan(facts=facts)
+        if owner and lease.get('owner') != owner:
+            facts['holder'] = describe(lease, now)
+            return Plan(facts=facts, warnings=['the lease %s is held by %s, not by owner %s: left in place.'
+                                               % (params['name'], describe(lease, now), owner)])
+        return Plan([Change(path, before, None)], facts)
+    if lease is not None and lease.get('owner') != owner or (lease is not None and not owner):
+        age = now - (lease.get('since') or 0)
+        if age < params.get('expire', 3600):
+            raise Held('node lease %s is held by %s' % (params['name'], describe(lease, now)), lease)
+        warnings.append('took over the lease %s from %s: older than expire (%ss), so its run is gone.'
+                        % (params['name'], describe(lease, now), params.get('expire', 3600)))
+        lease = None
+    owner = owner or new_owner or uuid.uuid4().hex
+    record = {'owner': owner, 'holder': params.get('holder') or 'baremetal.k3s', 'since': now if lease is None else lease['since'],
+              'renewed': now}
+    after = (json.dumps(record, sort_keys=True) + '\n').encode()
+    if lease is not None:  # ours already: renewing does not count as a change
+        after = before
+    facts.update(owner=owner, holder=record['holder'])
+    return Plan([Change(path, before, after, mode=0o600)], facts, warnings)
+
+
+class Held(PlanError):
+    """Another run holds the lease."""
+
+    def __init__(self, msg, lease):
+        super().__init__(msg)
+        self.lease = lease

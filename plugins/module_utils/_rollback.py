@@ -1,0 +1,67 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""The logic of ``baremetal.k3s.rollback``: undo exactly what a run's writing modules reported.
+
+Every writing module of this collection returns ``files: [{path, action, backup_file}]``.
+A run that changed a file twice (two tasks on one config drop-in) reports it twice; the
+*first* entry holds the file as it was before the run. ``restore`` gives every file its
+state before the run (a created file goes, a modified or removed one gets its first backup
+back) and drops the backups; ``discard`` only drops the backups, once the change is proven.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
+
+ACTIONS = ('created', 'modified', 'removed')
+
+
+def first_entries(files):
+    """The first entry of each path, in order: the state before the run."""
+    seen = {}
+    for entry in files:
+        if not isinstance(entry, dict) or not entry.get('path') or entry.get('action') not in ACTIONS:
+            raise PlanError('files must be the "files" lists the modules of this collection return ([{path, action, '
+                            'backup_file}], action one of %s); got %r' % (', '.join(ACTIONS), entry))
+        seen.setdefault(entry['path'], entry)
+    return list(seen.values())
+
+
+def plan(view, params):
+    """The Plan: the files back as they were (``restore``), and the backups gone."""
+    files = params.get('files') or []
+    firsts = first_entries(files)
+    backups = []
+    for entry in files:
+        if entry.get('backup_file') and entry['backup_file'] not in backups:
+            backups.append(entry['backup_file'])
+    changes = []
+    restored = []
+    if params.get('mode', 'restore') == 'restore':
+        for entry in firsts:
+            current = view.read(entry['path'])
+            if entry['action'] == 'created':
+                before = None
+            else:
+                if not entry.get('backup_file'):
+                    raise PlanError('%s was %s but no backup was taken (the task ran with backup: false), so it cannot be '
+                                    'put back; nothing was restored.' % (entry['path'], entry['action']))
+                before = view.read(entry['backup_file'])
+                if before is None:
+                    raise PlanError('the backup %s of %s is gone, so the file cannot be put back; nothing was restored.'
+                                    % (entry['backup_file'], entry['path']))
+            changes.append(Change(entry['path'], current, before, mode=view.mode(entry['backup_file'])
+                                  if entry.get('backup_file') else None))
+            restored.append(entry['path'])
+    for backup in backups:
+        if backup not in [c.path for c in changes]:
+            changes.append(Change(backup, view.read(backup), None))
+    plan_ = Plan(changes)
+    plan_.facts = {'restored': [p for p in restored if p in plan_.paths],
+                   'backups_removed': [b for b in backups if b in plan_.paths]}
+    return plan_

@@ -1,0 +1,333 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""A k3s (or RKE2) service as the node has it, read through a :class:`~._view.View`.
+
+What starts it (the systemd unit with its drop-ins, or the openrc init script), the command
+line systemd or openrc builds from that, its environment, the k3s config files it reads and
+the flags k3s makes of all of it, and the running process. Used by ``k3s_service_arg``
+(to plan a change) and ``k3s_info`` (to report). Reads only; the parsers it uses
+(``_systemd_unit``, ``_openrc``, ``_k3s_config``) get bytes from here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils._openrc import InitScript
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import (
+    ParseError,
+    UnitFile,
+    expand_argv,
+    parse_environment_file,
+    split_words,
+)
+
+# systemd's unit search path, as far as a k3s or RKE2 install uses it (RKE2's tarball: /usr/local/lib).
+UNIT_DIRS = ('/etc/systemd/system', '/usr/local/lib/systemd/system', '/usr/lib/systemd/system', '/lib/systemd/system')
+DROPIN_DIRS = ('/etc/systemd/system', '/run/systemd/system', '/usr/local/lib/systemd/system',
+               '/usr/lib/systemd/system', '/lib/systemd/system')
+DROPIN_BASE = '/etc/systemd/system'
+INITD_DIR = '/etc/init.d'
+OPENRC_ENV_FILES = ('/etc/environment',)
+
+_SERVICE_RE = re.compile(r'^[A-Za-z0-9:_.@-]+$')
+
+
+class ServiceError(PlanError):
+    """The service cannot be read as systemd/openrc or k3s would; nothing was changed."""
+
+
+class ServiceNotFound(ServiceError):
+    """No unit or init script exists for the service (k3s is not installed under that name)."""
+
+
+def unit_name(service):
+    return service if service.endswith('.service') else service + '.service'
+
+
+def short_name(service):
+    return service[:-len('.service')] if service.endswith('.service') else service
+
+
+def check_service_name(service):
+    """Refuse a service name systemd or openrc would not have (a path, white space...)."""
+    if not _SERVICE_RE.match(service or ''):
+        raise ServiceError('service %r is not a valid service name (expected k3s, k3s-agent, k3s-<name> or rke2-server).'
+                           % (service,))
+
+
+def service_of_path(path):
+    """The service a unit file or init script path belongs to (``k3s`` for ``.../k3s.service``)."""
+    name = os.path.basename(path)
+    if name.endswith('.conf'):  # a drop-in: <unit>.service.d/<x>.conf
+        name = os.path.basename(os.path.dirname(path))[:-len('.d')]
+    return short_name(name)
+
+
+def find(view, service, path=None):
+    """(kind, unit path): kind ``systemd`` or ``openrc``; :class:`ServiceNotFound` when there is neither."""
+    check_service_name(service)
+    if path:
+        if not os.path.isabs(path):
+            raise ServiceError('path %r is relative; give the absolute path of the unit file or init script.' % (path,))
+        if view.isdir(path):
+            raise ServiceError('path %s is a directory; give the unit file or init script itself.' % path)
+        data = view.read(path)
+        if data is None:
+            raise ServiceError('path %s does not exist; give the path of the k3s unit file or init script, '
+                               'or leave path out to find it from service.' % path)
+        if path.endswith(('.service', '.conf')):
+            return 'systemd', path
+        first = data.split(b'\n', 1)[0]
+        if (first.startswith(b'#!') and b'openrc-run' in first) or os.path.dirname(path) == INITD_DIR \
+                or b'command_args=' in data:
+            return 'openrc', path
+        return 'systemd', path
+    seen = []
+    for directory in UNIT_DIRS:
+        candidate = os.path.join(directory, unit_name(service))
+        if view.lexists(candidate):
+            return 'systemd', candidate
+        seen.append(candidate)
+    candidate = os.path.join(INITD_DIR, short_name(service))
+    if view.exists(candidate):
+        return 'openrc', candidate
+    seen.append(candidate)
+    raise ServiceNotFound('no unit or init script found for service %s (looked at %s). Install k3s first, set service '
+                          'to the right name (k3s, k3s-agent, k3s-<INSTALL_K3S_NAME>, rke2-server), or give path.'
+                          % (service, ', '.join(seen)))
+
+
+def parse_unit(data, path):
+    try:
+        return UnitFile(data, path)
+    except ParseError as e:
+        raise ServiceError('%s. Fix the file (systemd would not load it either) and run again.' % e) from e
+
+
+def dropin_files(view, service):
+    """Drop-ins of ``service`` in systemd's order: by file name, /etc winning over /run and /usr/lib."""
+    found = {}
+    for directory in DROPIN_DIRS:
+        for name in view.listdir(os.path.join(directory, unit_name(service) + '.d')) or []:
+            if name.endswith('.conf') and name not in found:
+                found[name] = os.path.join(directory, unit_name(service) + '.d', name)
+    return [found[n] for n in sorted(found)]
+
+
+class Systemd:
+    """A systemd unit with its drop-ins: the ExecStart that counts and the environment it runs with.
+
+    ``own`` names a drop-in of ours; :meth:`effective` can leave it out (``with_own=False``)
+    to see what the service would run without it.
+    """
+
+    kind = 'systemd'
+
+    def __init__(self, view, service, path, own=None):
+        self.service = unit_name(service)
+        self.path = path
+        self.own = own
+        data = view.read(path)
+        if view.realpath(path) == '/dev/null' or not data:
+            raise ServiceError('%s is masked or empty; unmask the service (systemctl unmask %s) and run again.'
+                               % (path, self.service))
+        self.unit = parse_unit(data, path)
+        if not self.unit.has_section('Service'):
+            raise ServiceError('%s has no [Service] section: it is not the unit of a service. '
+                               'Give the path of the k3s service unit.' % path)
+        own_lines = self.unit.exec_start()
+        if not own_lines and not self.unit.get('Service', 'ExecStart'):
+            raise ServiceError('%s has no ExecStart= in [Service]; it does not start k3s. '
+                               'Give the unit the k3s installer wrote (k3s.service, k3s-agent.service).' % path)
+        if len(own_lines) > 1:
+            raise ServiceError('%s sets ExecStart= %d times (lines %s); a k3s service has one command. Remove the extra '
+                               'lines (or put "ExecStart=" before the one that counts) and run again.'
+                               % (path, len(own_lines), ', '.join(str(d.start + 1) for d in own_lines)))
+        self.dropins = []  # [(path, UnitFile)] in systemd's order, ours included
+        for dpath in dropin_files(view, service):
+            self.dropins.append((dpath, parse_unit(view.read(dpath) or b'', dpath)))
+        self.binary = None
+        self.env = self._environment(view)
+
+    @property
+    def dropin_paths(self):
+        return [p for p, dummy in self.dropins]
+
+    def own_unit(self):
+        """The :class:`UnitFile` of our drop-in, None when there is none."""
+        return next((u for p, u in self.dropins if p == self.own), None)
+
+    def chain(self, with_own=True):
+        return [(self.path, self.unit)] + [(p, u) for p, u in self.dropins if with_own or p != self.own]
+
+    def effective(self, with_own=True):
+        """(path, UnitFile, directive) of the ExecStart that counts."""
+        current = []
+        for fpath, unit in self.chain(with_own):
+            for d in unit.get('Service', 'ExecStart'):
+                if d.is_reset:
+                    current = []
+                else:
+                    current.append((fpath, unit, d))
+        if not current:
+            raise ServiceError('no ExecStart= is left for %s after the drop-ins reset it; fix the drop-ins and run again.'
+                               % self.service)
+        if len(current) > 1:
+            raise ServiceError('%s gets %d ExecStart= lines (%s); a k3s service has one command. A drop-in must reset it '
+                               'with an empty "ExecStart=" line before its own.'
+                               % (self.service, len(current), ', '.join('%s line %d' % (p, d.start + 1) for p, dummy, d in current)))
+        return current[0]
+
+    def command(self, with_own=True):
+        """The :class:`ExecCommand` that counts."""
+        fpath, unit, d = self.effective(with_own)
+        try:
+            return unit.parse_exec(d)
+        except ParseError as e:
+            raise ServiceError('%s: %s' % (fpath, e)) from e
+
+    def raw_argv(self, with_own=True):
+        return list(self.command(with_own).argv)
+
+    @property
+    def exec_path(self):
+        return self.effective(True)[0]
+
+    def _environment(self, view):
+        env = {}
+        for dummy, unit in self.chain(True):
+            for d in unit.get('Service', 'EnvironmentFile'):
+                if d.is_reset:
+                    continue
+                name = d.value.lstrip('-')
+                name = name.replace('%N', short_name(self.service)).replace('%n', self.service)
+                data = view.read(name) if os.path.isabs(name) and view.isfile(name) else None
+                if data is not None:
+                    env.update(parse_environment_file(data))
+            for d in unit.get('Service', 'Environment'):
+                try:
+                    words = split_words(d.value)
+                except ParseError:
+                    continue
+                for w in words:
+                    key, sep, value = w[0].partition('=')
+                    if sep:
+                        env[key] = value
+        return env
+
+
+class Openrc:
+    """An openrc init script: ``command``, ``command_args`` and the environment files."""
+
+    kind = 'openrc'
+
+    def __init__(self, view, service, path):
+        self.service = short_name(service)
+        self.path = path
+        self.own = None
+        self.dropins = []
+        self.dropin_paths = []
+        try:
+            self.script = InitScript(view.read(path), path)
+            self.parsed = self.script.parse()
+        except ParseError as e:
+            raise ServiceError('%s. Fix the init script and run again.' % e) from e
+        text = self.script.text()
+        m = re.search(r'^\s*command="?([^"\n]+)"?\s*$', text, re.M)
+        self.binary = m.group(1) if m else '/usr/local/bin/k3s'
+        m = re.search(r'^\s*pidfile="?([^"\n]+)"?\s*$', text, re.M)
+        self.pidfile = m.group(1) if m else '/var/run/%s.pid' % self.service
+        self.env = {}
+        for p in OPENRC_ENV_FILES + ('/etc/rancher/k3s/%s.env' % self.service,):
+            data = view.read(p)
+            if data is not None:
+                self.env.update(parse_environment_file(data))
+
+    def raw_argv(self, with_own=True):
+        return [self.binary] + list(self.parsed.argv)
+
+    @property
+    def exec_path(self):
+        return self.path
+
+
+def read_init(view, service, path=None, own_dropin=None):
+    """The :class:`Systemd` or :class:`Openrc` of ``service`` (or of the file ``path``)."""
+    kind, path = find(view, service, path)
+    if kind == 'systemd':
+        return Systemd(view, service, path, own_dropin)
+    return Openrc(view, service, path)
+
+
+# -- k3s's config files --------------------------------------------------------------------
+def config_files(view, config_file):
+    """The files k3s reads for ``config_file``, in order: the file itself (when it exists), then its drop-ins."""
+    names = k3s_config.dropin_names(view.listdir(config_file + '.d') or [],
+                                     is_dir=lambda n: view.isdir(os.path.join(config_file + '.d', n)))
+    files = [os.path.join(config_file + '.d', n) for n in names]
+    if view.exists(config_file):
+        files.insert(0, config_file)
+    return files
+
+
+def config_documents(view, files, replaced=None):
+    """[(path, pairs)] of ``files`` as k3s reads them; ``replaced`` {path: bytes or None} stands in for what is on disk."""
+    replaced = replaced or {}
+    docs = []
+    for path in files:
+        data = replaced[path] if path in replaced else view.read(path)
+        if data is None:
+            continue
+        try:
+            docs.append((path, k3s_config.load_yaml(data, path)))
+        except k3s_config.ConfigError as e:
+            raise ServiceError('%s. Fix or remove the file and run again.' % e) from e
+    return docs
+
+
+# -- the running service -------------------------------------------------------------------
+def systemctl_show(view, service, *props):
+    """{property: value} of ``systemctl show``; {} when systemctl is missing or fails."""
+    argv = ['systemctl', 'show']
+    for p in props:
+        argv += ['-p', p]
+    rc, out, dummy = view.run(argv + [unit_name(service)])
+    if rc != 0:
+        return {}
+    values = {}
+    for line in (out or '').splitlines():
+        key, sep, value = line.partition('=')
+        if sep:
+            values[key] = value
+    return values
+
+
+def main_pid(view, init):
+    """PID of the running k3s process, None when it does not run."""
+    if init.kind == 'systemd':
+        try:
+            pid = int(systemctl_show(view, init.service, 'MainPID').get('MainPID') or 0)
+        except ValueError:
+            return None
+        return pid or None
+    data = view.read(init.pidfile) if init.pidfile else None
+    try:
+        supervisor = int((data or b'').decode().strip() or 0)
+    except ValueError:
+        return None
+    if not supervisor or view.cmdline(supervisor) is None:
+        return None
+    for pid in view.pids():  # supervise-daemon's child is k3s itself
+        stat = view.proc_stat(pid)
+        if stat is not None and stat['ppid'] == supervisor:
+            return pid
+    return supervisor

@@ -1,0 +1,266 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""The node, read-only: the one thing the modules' logic reads the node through.
+
+A :class:`View` answers every question a ``plan()`` or a read-only module asks of the node:
+file contents, directory listings, symlinks, whether a place can be written, ``/proc``,
+and the output of read-only commands (``systemctl show``, ``k3s --version``). It never
+changes anything. Paths are the node's paths; ``root`` maps them somewhere else, so that
+tests run the real logic against a directory tree they built, with a fake ``runner`` for
+commands.
+
+Pure standard library; no Ansible import (the module hands in a ``runner`` built on
+``AnsibleModule.run_command``).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import time
+
+
+class ViewError(Exception):
+    """The node could not be read where it had to be; the message names the path and the reason."""
+
+
+class View:
+    """Read-only access to the node under ``root`` (``/`` on a real node).
+
+    ``runner(argv) -> (rc, stdout, stderr)`` runs a read-only command (rc None when the
+    program does not exist); ``which(name)`` finds a program on the node's PATH. Both are
+    optional: without them every command counts as missing.
+    """
+
+    MAX_SYMLINKS = 40
+
+    def __init__(self, root='/', runner=None, which=None, hostname=None, clock=None):
+        self.root = os.path.abspath(root)
+        self._runner = runner
+        self._which = which
+        self._hostname = hostname
+        self.clock = clock or Clock()
+
+    # -- paths ------------------------------------------------------------------------------
+    def host_path(self, path):
+        """Where the node's absolute ``path`` is on this machine (symlinks not resolved)."""
+        if not os.path.isabs(path):
+            raise ViewError('%s is not an absolute path' % path)
+        return host_path(self.root, path)
+
+    def realpath(self, path):
+        """``path`` with every symlink resolved, as a node path (links are read inside ``root``)."""
+        if not os.path.isabs(path):
+            raise ViewError('%s is not an absolute path' % path)
+        parts = [p for p in os.path.normpath(path).split('/') if p]
+        resolved = '/'
+        hops = 0
+        while parts:
+            part = parts.pop(0)
+            if part == '..':
+                resolved = os.path.dirname(resolved)
+                continue
+            candidate = os.path.join(resolved, part)
+            try:
+                target = os.readlink(self.host_path(candidate))
+            except OSError:
+                resolved = candidate
+                continue
+            hops += 1
+            if hops > self.MAX_SYMLINKS:
+                raise ViewError('%s: too many levels of symbolic links' % path)
+            if os.path.isabs(target):
+                resolved = '/'
+            parts = [p for p in target.split('/') if p and p != '.'] + parts
+        return resolved
+
+    # -- files ------------------------------------------------------------------------------
+    def read(self, path):
+        """The bytes of file ``path`` (symlinks followed), or None when it does not exist."""
+        try:
+            with open(self.host_path(self.realpath(path)), 'rb') as f:
+                return f.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except IsADirectoryError:
+            raise ViewError('%s is a directory, not a file' % path)
+        except OSError as e:
+            raise ViewError('cannot read %s: %s' % (path, e.strerror or e))
+
+    def read_text(self, path, default=None):
+        data = self.read(path)
+        return default if data is None else data.decode('utf-8', 'replace')
+
+    def _stat(self, path, follow=True):
+        try:
+            target = self.realpath(path) if follow else path
+            return (os.stat if follow else os.lstat)(self.host_path(target))
+        except (OSError, ViewError):
+            return None
+
+    def exists(self, path):
+        return self._stat(path) is not None
+
+    def lexists(self, path):
+        return self._stat(path, follow=False) is not None
+
+    def isdir(self, path):
+        st = self._stat(path)
+        return st is not None and (st.st_mode & 0o170000) == 0o040000
+
+    def isfile(self, path):
+        st = self._stat(path)
+        return st is not None and (st.st_mode & 0o170000) == 0o100000
+
+    def islink(self, path):
+        return os.path.islink(self.host_path(path))
+
+    def mode(self, path):
+        """Permission bits of ``path`` (links followed), None when it does not exist."""
+        st = self._stat(path)
+        return None if st is None else st.st_mode & 0o7777
+
+    def mtime(self, path):
+        st = self._stat(path)
+        return None if st is None else st.st_mtime
+
+    def listdir(self, path):
+        """Sorted entry names of directory ``path``; None when it is missing or not a directory."""
+        try:
+            return sorted(os.listdir(self.host_path(self.realpath(path))))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as e:
+            raise ViewError('cannot list %s: %s' % (path, e.strerror or e))
+
+    def writable(self, path):
+        """Whether ``path`` (existing or not) could be replaced: the nearest existing directory on its
+        way is writable and on a read-write file system, and an existing file is writable."""
+        real = self.realpath(path)
+        probe = os.path.dirname(real) or '/'
+        while not self.isdir(probe):
+            if probe == '/':
+                return False
+            probe = os.path.dirname(probe)
+        host = self.host_path(probe)
+        try:
+            if os.statvfs(host).f_flag & os.ST_RDONLY:
+                return False
+        except OSError:
+            return False
+        if not os.access(host, os.W_OK | os.X_OK):
+            return False
+        return not self.exists(real) or os.access(self.host_path(real), os.W_OK)
+
+    # -- /proc ------------------------------------------------------------------------------
+    def proc(self, pid, name):
+        """``/proc/<pid>/<name>`` as bytes, None when the process (or the file) is gone."""
+        try:
+            return self.read('/proc/%d/%s' % (int(pid), name))
+        except ViewError:
+            return None
+
+    def cmdline(self, pid):
+        """argv of process ``pid`` (empty for a kernel thread or a zombie), None when it is gone."""
+        data = self.proc(pid, 'cmdline')
+        if data is None:
+            return None
+        return [a.decode('utf-8', 'surrogateescape') for a in data.split(b'\0')[:-1]] if data else []
+
+    def pids(self):
+        return sorted(int(n) for n in (self.listdir('/proc') or []) if n.isdigit())
+
+    def proc_stat(self, pid):
+        """Fields of ``/proc/<pid>/stat``: comm, state, ppid, starttime (clock ticks since boot); None when gone.
+
+        The command name may hold spaces and parentheses: fields are split after the *last* ``)``.
+        """
+        data = self.proc(pid, 'stat')
+        if not data or b')' not in data:
+            return None
+        head, tail = data.decode('utf-8', 'replace').rsplit(')', 1)
+        fields = tail.split()
+        if len(fields) < 20:
+            return None
+        try:
+            return {'pid': int(pid), 'comm': head.split('(', 1)[1] if '(' in head else '', 'state': fields[0],
+                    'ppid': int(fields[1]), 'starttime': int(fields[19])}
+        except ValueError:
+            return None
+
+    def boot_time(self):
+        """``btime`` of /proc/stat: boot time in whole seconds since the epoch, or None."""
+        for line in (self.read_text('/proc/stat') or '').splitlines():
+            if line.startswith('btime '):
+                try:
+                    return int(line.split()[1])
+                except (IndexError, ValueError):
+                    return None
+        return None
+
+    def process_start(self, pid):
+        """When process ``pid`` started, in seconds since the epoch (to a clock tick and the boot second); None when unknown."""
+        stat = self.proc_stat(pid)
+        btime = self.boot_time()
+        if stat is None or btime is None or stat['state'] in ('Z', 'X', 'x'):
+            return None
+        return btime + stat['starttime'] / float(clk_tck())
+
+    # -- commands ---------------------------------------------------------------------------
+    def run(self, argv):
+        """``(rc, stdout, stderr)`` of a read-only command; rc None when the program is missing."""
+        if self._runner is None:
+            return None, '', ''
+        return self._runner(list(argv))
+
+    def which(self, name):
+        """The node path of program ``name`` on its PATH, None when there is none."""
+        return self._which(name) if self._which is not None else None
+
+    def hostname(self):
+        if self._hostname is not None:
+            return self._hostname
+        text = self.read_text('/proc/sys/kernel/hostname')
+        return (text or socket.gethostname()).strip()
+
+
+def clk_tck():
+    """Clock ticks per second, the unit of /proc/<pid>/stat starttime."""
+    try:
+        return os.sysconf('SC_CLK_TCK')
+    except (ValueError, OSError, AttributeError):
+        return 100
+
+
+def host_path(root, path):
+    """The node's ``path`` under ``root`` (``root`` ``/``: the path itself)."""
+    if root == '/':
+        return path
+    return os.path.join(root, path.lstrip('/'))
+
+
+class Clock:
+    """The node's clocks, and sleeping. Tests hand in a fake with the same methods."""
+
+    def realtime(self):
+        return time.clock_gettime(time.CLOCK_REALTIME)
+
+    def monotonic(self):
+        return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+    def boottime(self):
+        return time.clock_gettime(getattr(time, 'CLOCK_BOOTTIME', time.CLOCK_MONOTONIC))
+
+    def sleep(self, seconds):
+        time.sleep(seconds)
+
+
+def is_missing(error):
+    """Whether an OSError means "no such file" (also through a missing directory)."""
+    return getattr(error, 'errno', None) in (errno.ENOENT, errno.ENOTDIR)

@@ -1,0 +1,151 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A node for module tests: a directory tree standing for ``/``, and stand-ins for its commands.
+
+The modules read the node through ``_io.node_view`` and write under ``_io.ROOT``; the
+fixture points both at a temp dir, so a module's real ``main()`` runs against files the
+test wrote, with node paths (``/etc/...``) in its results. Commands (``systemctl show``,
+``k3s --version``, ``rc-service``) answer from what the test set.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import View
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', '..', 'integration'))
+import installer  # noqa: E402 pylint: disable=wrong-import-position,import-error
+
+BOOT = 1_700_000_000  # /proc/stat btime of the fake node
+
+
+class _NodeView(View):
+    """The View a module gets: the tree, with read-only places and commands as the test set them."""
+
+    def __init__(self, node):
+        super().__init__(root=node.root, runner=node.run, which=node.which, hostname=node.hostname)
+        self.node = node
+
+    def writable(self, path):
+        real = self.realpath(path)
+        if any(real == r or real.startswith(r.rstrip('/') + '/') for r in self.node.readonly):
+            return False
+        return super().writable(path)
+
+
+class FakeNode:
+    """A node root under a temp dir."""
+
+    def __init__(self, root, monkeypatch):
+        self.root = str(root)
+        self.readonly = set()       # node paths on a read-only file system
+        self.units = {}             # systemctl show answers: {'k3s.service': {'MainPID': '0', ...}}
+        self.commands = {}          # {program (argv[0]): callable(argv) -> (rc, out, err)}
+        self.hostname = 'Node-1.Example'
+        self.path_bins = {}         # {program: node path} found on the node's PATH
+        self.calls = []
+        monkeypatch.setattr(_io, 'ROOT', self.root)
+        monkeypatch.setattr(_io, 'node_view', lambda module: _NodeView(self))
+        for d in ('/etc/systemd/system', '/etc/rancher/k3s', '/usr/local/bin', '/proc'):
+            os.makedirs(self.p(d), exist_ok=True)
+        self.write('/proc/stat', 'cpu 0\nbtime %d\n' % BOOT)
+
+    # -- files --------------------------------------------------------------------------------
+    def p(self, path):
+        """Where the node's ``path`` is in the tree."""
+        return os.path.join(self.root, path.lstrip('/'))
+
+    def write(self, path, data, mode=None):
+        host = self.p(path)
+        os.makedirs(os.path.dirname(host), exist_ok=True)
+        with open(host, 'wb') as f:
+            f.write(data.encode('utf-8') if isinstance(data, str) else data)
+        if mode is not None:
+            os.chmod(host, mode)
+        return path
+
+    def read(self, path):
+        try:
+            with open(self.p(path), 'rb') as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
+    def exists(self, path):
+        return os.path.lexists(self.p(path))
+
+    def mode(self, path):
+        return os.stat(self.p(path)).st_mode & 0o7777
+
+    def unlink(self, path):
+        os.unlink(self.p(path))
+
+    def makedirs(self, path):
+        os.makedirs(self.p(path), exist_ok=True)
+
+    def symlink(self, target, path):
+        os.makedirs(os.path.dirname(self.p(path)), exist_ok=True)
+        os.symlink(target, self.p(path))
+
+    def listdir(self, path):
+        return sorted(os.listdir(self.p(path)))
+
+    def install(self, command='server', args=(), init='systemd', name='', systemd_dir='/etc/systemd/system',
+                bin_dir='/usr/local/bin', environ=None):
+        """The files k3s's installer writes; returns the unit's (or init script's) node path."""
+        files = installer.generate(command, list(args), name=name, init=init, systemd_dir=systemd_dir,
+                                   bin_dir=bin_dir, environ=environ)
+        return self.install_files(files)
+
+    def install_files(self, files):
+        for f in files:
+            self.write(f.path, f.content, f.mode)
+        return files[0].path
+
+    # -- processes and commands ------------------------------------------------------------------
+    def process(self, pid, argv, ppid=1, started=None, state='S'):
+        """A process in /proc: its argv, parent and start time (epoch seconds, to a clock tick)."""
+        ticks = os.sysconf('SC_CLK_TCK')
+        start = int(round(((started if started is not None else BOOT + 100) - BOOT) * ticks))
+        fields = [state, str(ppid)] + ['0'] * 17 + [str(start)] + ['0'] * 20
+        self.write('/proc/%d/cmdline' % pid, b''.join(a.encode() + b'\0' for a in argv))
+        self.write('/proc/%d/stat' % pid, '%d (%s) %s\n' % (pid, os.path.basename(argv[0]) if argv else 'x', ' '.join(fields)))
+
+    def service(self, unit, pid=0, active=None, need_reload=False, **props):
+        """What ``systemctl show <unit>`` answers."""
+        values = {'MainPID': str(pid), 'ActiveState': active or ('active' if pid else 'inactive'),
+                  'NeedDaemonReload': 'yes' if need_reload else 'no'}
+        values.update({k: str(v) for k, v in props.items()})
+        self.units[unit if unit.endswith('.service') else unit + '.service'] = values
+
+    def which(self, name):
+        if name in self.path_bins:
+            return self.path_bins[name]
+        if name in self.commands or (name == 'systemctl' and self.units is not None):
+            return '/usr/bin/' + name
+        return None
+
+    def run(self, argv):
+        self.calls.append(list(argv))
+        name = os.path.basename(argv[0])
+        if name == 'systemctl' and argv[1:2] == ['show'] and self.units is not None:
+            unit = argv[-1]
+            props = [argv[i + 1] for i, a in enumerate(argv) if a == '-p']
+            values = self.units.get(unit, {'MainPID': '0', 'ActiveState': 'inactive', 'LoadState': 'not-found'})
+            return 0, ''.join('%s=%s\n' % (p, values.get(p, '')) for p in props), ''
+        handler = self.commands.get(argv[0]) or self.commands.get(name)
+        if handler is None:
+            return None, '', ''
+        return handler(argv)
+
+
+@pytest.fixture
+def node(tmp_path, monkeypatch):
+    return FakeNode(tmp_path / 'root', monkeypatch)

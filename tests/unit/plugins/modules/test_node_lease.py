@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Tests of the node_lease module: one run at a time per node."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from ansible_collections.baremetal.k3s.plugins.modules import node_lease
+
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok, run_module
+
+LEASE = '/run/baremetal-k3s/scheduler_extender.lease'
+
+
+def take(**kw):
+    args = {'name': 'scheduler_extender', 'timeout': 0}
+    args.update(kw)
+    return module_ok(node_lease, args)
+
+
+def test_take_renew_and_give_back(node):
+    r = take(holder='play one')
+    assert r['changed'] and r['owner'] and r['files'] == [{'path': LEASE, 'action': 'created', 'backup_file': None}]
+    data = json.loads(node.read(LEASE))
+    assert data['owner'] == r['owner'] and data['holder'] == 'play one' and node.mode(LEASE) == 0o600
+    again = take(owner=r['owner'], holder='play one')
+    assert not again['changed'] and again['owner'] == r['owner']
+    back = take(owner=r['owner'], state='absent')
+    assert back['changed'] and not node.exists(LEASE) and not node.exists('/run/baremetal-k3s')
+    assert not take(owner=r['owner'], state='absent')['changed']
+
+
+def test_a_second_run_is_refused_naming_the_holder(node):
+    first = take(holder='Install CSI Baremetal (alice@ctl)')
+    msg = module_fail(node_lease, {'name': 'scheduler_extender', 'timeout': 0, 'holder': 'other run'})
+    assert 'held by Install CSI Baremetal (alice@ctl)' in msg and first['owner'] in msg and LEASE in msg
+    failed, result = run_module(node_lease, {'name': 'scheduler_extender', 'timeout': 0}, check_mode=True)
+    assert failed and result['holder'] == 'Install CSI Baremetal (alice@ctl)'
+    # giving back someone else's lease leaves it
+    r = take(owner='not-the-owner', state='absent')
+    assert not r['changed'] and node.exists(LEASE) and any('left in place' in w for w in r['warnings'])
+
+
+def test_a_lease_left_by_a_killed_run_is_taken_over(node):
+    node.write(LEASE, json.dumps({'owner': 'gone', 'holder': 'killed run', 'since': time.time() - 7200}))
+    r = take(holder='new run')
+    assert r['changed'] and r['owner'] != 'gone'
+    assert any('took over the lease' in w and 'killed run' in w for w in r['warnings'])
+    assert json.loads(node.read(LEASE))['holder'] == 'new run'
+
+
+def test_an_unreadable_lease_counts_as_stale(node):
+    node.write(LEASE, 'garbage')
+    assert take()['changed']
+
+
+def test_check_mode_takes_nothing(node):
+    failed, result = run_module(node_lease, {'name': 'scheduler_extender', 'timeout': 0}, check_mode=True)
+    assert not failed and result['changed'] and not node.exists(LEASE)
+
+
+@pytest.mark.parametrize('name', ['', '../x', 'a b', 'a/b'])
+def test_bad_names(node, name):
+    assert 'not a valid lease name' in module_fail(node_lease, {'name': name, 'timeout': 0})

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Tests of the rollback module: a run undone from the files its modules reported."""
+
+from __future__ import annotations
+
+from ansible_collections.baremetal.k3s.plugins.modules import k3s_service_arg, rollback
+
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok
+
+SCHED = '--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml'
+MOUNT = '--kube-scheduler-extra-mount=/ca.pem:/ca.pem:ro'
+
+
+def test_a_run_with_two_changes_to_one_file_is_undone_to_the_first_backup(node):
+    unit = node.install(args=['--kube-scheduler-arg=v=2'])
+    before = node.read(unit)
+    files = []
+    for arg in (SCHED, MOUNT):
+        files += module_ok(k3s_service_arg, {'arg': arg, 'method': 'unit', 'backup': True})['files']
+    assert [f['path'] for f in files] == [unit, unit] and all(f['backup_file'] for f in files)
+    r = module_ok(rollback, {'files': files}, diff=True)
+    assert r['changed'] and r['restored'] == [unit]
+    assert sorted(r['backups_removed']) == sorted(f['backup_file'] for f in files)
+    assert node.read(unit) == before
+    assert all(not node.exists(f['backup_file']) for f in files)
+    assert 'is gone' in module_fail(rollback, {'files': files})
+
+
+def test_created_files_go_and_their_directories_with_them(node):
+    node.install()
+    r = module_ok(k3s_service_arg, {'arg': SCHED, 'backup': True})
+    ours = r['files'][0]['path']
+    assert r['files'][0]['action'] == 'created' and node.exists(ours)
+    back = module_ok(rollback, {'files': r['files']})
+    assert back['restored'] == [ours] and not node.exists(ours)
+    assert not node.exists('/etc/rancher/k3s/config.yaml.d')
+
+
+def test_discard_keeps_the_change_and_drops_the_backups(node):
+    unit = node.install()
+    r = module_ok(k3s_service_arg, {'arg': SCHED, 'method': 'unit', 'backup': True})
+    changed = node.read(unit)
+    d = module_ok(rollback, {'files': r['files'], 'mode': 'discard'})
+    assert d['restored'] == [] and d['backups_removed'] == [r['backup_file']]
+    assert node.read(unit) == changed and not node.exists(r['backup_file'])
+
+
+def test_check_mode_changes_nothing(node):
+    unit = node.install()
+    r = module_ok(k3s_service_arg, {'arg': SCHED, 'method': 'unit', 'backup': True})
+    changed = node.read(unit)
+    c = module_ok(rollback, {'files': r['files']}, check_mode=True)
+    assert c['changed'] and node.read(unit) == changed and node.exists(r['backup_file'])
+
+
+def test_bad_lists_are_refused_before_anything_changes(node):
+    unit = node.install()
+    r = module_ok(k3s_service_arg, {'arg': SCHED, 'method': 'unit', 'backup': False})
+    assert 'no backup was taken' in module_fail(rollback, {'files': r['files']})
+    assert 'files must be' in module_fail(rollback, {'files': [{'path': unit, 'action': 'edited'}]})
+    assert SCHED.encode() in node.read(unit)
+
+
+def test_nothing_to_undo(node):
+    r = module_ok(rollback, {'files': []})
+    assert not r['changed'] and r['restored'] == [] and r['files'] == []
