@@ -4,6 +4,8 @@
 
 BK3S_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export BAREMETAL_K3S_CACHE=${BAREMETAL_K3S_CACHE:-/var/cache/baremetal-k3s}
+# Per-checkout working space in the cache: two clones on one machine never share a tree.
+BK3S_WORK="$BAREMETAL_K3S_CACHE/checkout-$(printf '%s' "$BK3S_ROOT" | sha256sum | cut -c1-10)"
 VENV="$BK3S_ROOT/.venv"
 
 bk3s_log() { printf '\n== %s %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -65,7 +67,7 @@ bk3s_kube() {  # sets BAREMETAL_K3S_KUBE_DIR: the launcher and the real parts
 # ansible_collections/baremetal/k3s, as ansible-test and ansible-galaxy want it: a copy
 # of the files git knows (tracked and new, not ignored), so nothing stale rides along.
 bk3s_collection_tree() {  # [NAME]: a tree of its own per caller, so parallel callers do not collide
-  local dest="$BAREMETAL_K3S_CACHE/${1:-work}/ansible_collections/baremetal/k3s"
+  local dest="$BK3S_WORK/${1:-work}/ansible_collections/baremetal/k3s"
   rm -rf "$dest"
   mkdir -p "$dest"
   (cd "$BK3S_ROOT" && git ls-files -z --cached --others --exclude-standard \
@@ -75,7 +77,7 @@ bk3s_collection_tree() {  # [NAME]: a tree of its own per caller, so parallel ca
 
 # ANSIBLE_COLLECTIONS_PATH entry that resolves baremetal.k3s to this checkout, live.
 bk3s_collections_path() {
-  local farm="$BAREMETAL_K3S_CACHE/live"
+  local farm="$BK3S_WORK/live"
   mkdir -p "$farm/ansible_collections/baremetal"
   ln -sfn "$BK3S_ROOT" "$farm/ansible_collections/baremetal/k3s"
   echo "$farm"

@@ -42,6 +42,7 @@ def plan(view, params):
             backups.append(entry['backup_file'])
     changes = []
     restored = []
+    warnings = []
     if params.get('mode', 'restore') == 'restore':
         for entry in firsts:
             current = view.read(entry['path'])
@@ -53,15 +54,18 @@ def plan(view, params):
                                     'put back; nothing was restored.' % (entry['path'], entry['action']))
                 before = view.read(entry['backup_file'])
                 if before is None:
-                    raise PlanError('the backup %s of %s is gone, so the file cannot be put back; nothing was restored.'
-                                    % (entry['backup_file'], entry['path']))
+                    # Backups are removed only after every file is back: one that is gone means an earlier
+                    # rollback of this run got that far (and was cut off while removing the backups).
+                    warnings.append('the backup %s of %s is gone: an earlier rollback of this run already put the file '
+                                    'back; left as it is.' % (entry['backup_file'], entry['path']))
+                    continue
             changes.append(Change(entry['path'], current, before, mode=view.mode(entry['backup_file'])
                                   if entry.get('backup_file') else None))
             restored.append(entry['path'])
     for backup in backups:
         if backup not in [c.path for c in changes]:
             changes.append(Change(backup, view.read(backup), None))
-    plan_ = Plan(changes)
+    plan_ = Plan(changes, warnings=warnings)
     plan_.facts = {'restored': [p for p in restored if p in plan_.paths],
                    'backups_removed': [b for b in backups if b in plan_.paths]}
     return plan_

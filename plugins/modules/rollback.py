@@ -16,7 +16,9 @@ description:
     this module undoes exactly that run - O(mode=restore) removes the files it created and gives the others the bytes
     of their first backup (the state before the run, even when two tasks changed one file) - or, once the change is
     proven, O(mode=discard) only removes the backups.
-  - Backups are removed in both modes. A file that is already as it should be is left alone.
+  - Backups are removed in both modes, once every file is back. A file that is already as it should be is left alone;
+    a backup that is already gone means an earlier rollback of the same run put its file back (it was cut off while
+    removing the backups) - a warning says so.
   - Refuses, before touching anything, a list that needs a backup it does not have.
 author:
   - baremetal.k3s contributors (@baremetal)

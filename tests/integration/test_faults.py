@@ -1,0 +1,260 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Faults injected into the writing modules: a SIGKILL at random points, and two runs at once.
+
+For each writing module a *case* gives a node tree (under a temp dir standing for ``/``), the
+module's arguments, and the files it touches. Then:
+
+* **kill**: a forked child runs the module's ``main()`` with a tracer that counts the lines it
+  executes in the one write path (``module_utils/_io.py``) and SIGKILLs itself at line N,
+  N drawn at random over the lines a full run executes. Afterwards every touched file holds
+  exactly its old bytes or its new bytes (never a mix, never missing), and a second, complete
+  run ends with the new bytes and no stray file of ours (temp files of the killed run included)
+  in any directory the module writes to.
+* **race**: two children run the module at the same moment with different arguments on the
+  same files; both changes must be there at the end (no lost update), and each run reports
+  changed exactly when it changed something.
+
+``BAREMETAL_K3S_FAULT_TRIALS`` (default 100) sets the kills per case; the random seed is
+printed, and ``BAREMETAL_K3S_FAULT_SEED`` replays a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sys
+import time
+
+import pytest
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.modules import k3s_service_arg, node_lease, rollback
+
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import FakeNode
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
+
+TRIALS = int(os.environ.get('BAREMETAL_K3S_FAULT_TRIALS', '100'))
+SEED = int(os.environ.get('BAREMETAL_K3S_FAULT_SEED', str(int(time.time()))))
+IO_FILE = os.path.realpath(_io.__file__).replace('.pyc', '.py')
+SCHED = '--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml'
+OWN_CONFIG = '/etc/rancher/k3s/config.yaml.d/99-baremetal-k3s-scheduler.yaml'
+
+
+class _Monkey:
+    """A minimal monkeypatch for a forked child (pytest's fixture is not available there)."""
+
+    def setattr(self, obj, name, value):
+        setattr(obj, name, value)
+
+
+def _node(root):
+    return FakeNode(root, _Monkey())
+
+
+def _run(module, args, kill_at=None, counter=None):
+    """Run ``module.main()``; with ``kill_at`` SIGKILL this process at that line of _io.py."""
+    if kill_at is not None or counter is not None:
+        seen = [0]
+        ours = {}
+
+        def tracer(frame, event, arg):
+            name = frame.f_code.co_filename
+            if name not in ours:
+                ours[name] = os.path.realpath(name) == IO_FILE
+            if not ours[name]:
+                return None
+            if event == 'line':
+                seen[0] += 1
+                if counter is not None:
+                    counter[0] = seen[0]
+                if kill_at is not None and seen[0] >= kill_at:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return tracer
+
+        sys.settrace(tracer)
+    try:
+        return run_module(module, args)
+    finally:
+        sys.settrace(None)
+
+
+def _in_child(fn):
+    """Run ``fn`` in a forked child; (exit status, its JSON result or None)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(r)
+        code = 0
+        try:
+            out = json.dumps(fn()).encode()
+            os.write(w, out)
+        except BaseException:  # noqa: B036 pylint: disable=broad-except
+            code = 3
+        finally:
+            os._exit(code)  # pylint: disable=protected-access
+    os.close(w)
+    data = b''
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    dummy, status = os.waitpid(pid, 0)
+    return status, (json.loads(data) if data else None)
+
+
+def _ours(node, directories):
+    """Files of ours that must not stay behind: temp files of the write path."""
+    stray = []
+    for d in directories:
+        host = node.p(d)
+        if os.path.isdir(host):
+            stray += [os.path.join(d, n) for n in os.listdir(host) if _io.TEMP_INFIX in n]
+    return stray
+
+
+# -- the cases ---------------------------------------------------------------------------------
+def _service_arg_config(node):
+    node.install()
+    return k3s_service_arg, {'arg': SCHED, 'backup': True}, [OWN_CONFIG]
+
+
+def _service_arg_unit(node):
+    unit = node.install(args=['--disable=traefik'])
+    return k3s_service_arg, {'arg': SCHED, 'method': 'unit'}, [unit]
+
+
+def _service_arg_absent(node):
+    node.install()
+    _run(k3s_service_arg, {'arg': SCHED})
+    return k3s_service_arg, {'arg': SCHED, 'state': 'absent'}, [OWN_CONFIG]
+
+
+def _lease(node):
+    return node_lease, {'name': 'scheduler_extender', 'owner': 'run-1', 'timeout': 0}, ['/run/baremetal-k3s/scheduler_extender.lease']
+
+
+def _rollback(node):
+    unit = node.install()
+    failed, result = _run(k3s_service_arg, {'arg': SCHED, 'method': 'unit', 'backup': True})
+    assert not failed, result
+    return rollback, {'files': result['files']}, [unit]
+
+
+CASES = {
+    'k3s_service_arg/config': _service_arg_config,
+    'k3s_service_arg/unit': _service_arg_unit,
+    'k3s_service_arg/absent': _service_arg_absent,
+    'node_lease': _lease,
+    'rollback': _rollback,
+}
+
+
+def _state(node, paths):
+    """The touched files' bytes (a lease without its time stamps, which differ from run to run)."""
+    out = {}
+    for p in paths:
+        data = node.read(p)
+        if data is not None and p.endswith('.lease'):
+            lease = json.loads(data)
+            data = json.dumps({k: v for k, v in lease.items() if k not in ('since', 'renewed')}, sort_keys=True).encode()
+        out[p] = data
+    return out
+
+
+@pytest.mark.parametrize('case', sorted(CASES))
+def test_killed_at_random_points(tmp_path, case):
+    rng = random.Random('%s-%s' % (SEED, case))
+    # a reference run: the old bytes, the new bytes, and how many lines of _io.py a full run executes
+    ref = _node(tmp_path / 'ref')
+    module, args, paths = CASES[case](ref)
+    old = _state(ref, paths)
+    counter = [0]
+    failed, result = _run(module, args, counter=counter)
+    assert not failed, result
+    new = _state(ref, paths)
+    assert old != new, 'the case changes nothing: %s' % case
+    total = counter[0]
+    assert total > 0
+    outcomes = {'old': 0, 'new': 0}
+    for trial in range(TRIALS):
+        node = _node(tmp_path / ('t%d' % trial))
+        module, args, paths = CASES[case](node)
+        kill_at = rng.randint(1, total)
+        status, dummy = _in_child(lambda: _run(module, args, kill_at=kill_at))
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, \
+            '%s trial %d (seed %s): the child was not killed at line %d of %d' % (case, trial, SEED, kill_at, total)
+        after = _state(node, paths)
+        for p in paths:
+            assert after[p] in (old[p], new[p]), \
+                '%s trial %d (seed %s, killed at line %d of %d): %s is neither old nor new: %r' % (
+                    case, trial, SEED, kill_at, total, p, after[p])
+        outcomes['new' if after == new else 'old'] += 1
+        failed, result = _run(module, args)
+        assert not failed, result
+        assert _state(node, paths) == new
+        dirs = {os.path.dirname(p) for p in paths}
+        assert _ours(node, dirs) == [], '%s trial %d (seed %s): stray files %s' % (case, trial, SEED, _ours(node, dirs))
+    print('%s: %d kills over %d lines of the write path (seed %s): %d left the old bytes, %d the new'
+          % (case, TRIALS, total, SEED, outcomes['old'], outcomes['new']))
+
+
+# -- two runs at once ----------------------------------------------------------------------------
+RACES = {
+    'k3s_service_arg/config': ('--kube-apiserver-arg=v=2', '--kube-apiserver-arg=audit-log-maxage=3', None),
+    'k3s_service_arg/unit': ('--kube-apiserver-arg=v=2', '--kube-apiserver-arg=audit-log-maxage=3', 'unit'),
+}
+
+
+@pytest.mark.parametrize('case', sorted(RACES))
+def test_two_runs_at_once_lose_nothing(tmp_path, case):
+    a, b, method = RACES[case]
+    rounds = max(5, TRIALS // 10)
+    for n in range(rounds):
+        node = _node(tmp_path / ('r%d' % n))
+        unit = node.install()
+        extra = {'method': method} if method else {}
+        start = time.time() + 0.2
+
+        def runner(arg):
+            def go():
+                while time.time() < start:
+                    pass
+                return _run(k3s_service_arg, dict({'arg': arg}, **extra))
+            return go
+
+        children = []
+        for arg in (a, b):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child
+                os.close(r)
+                try:
+                    os.write(w, json.dumps(runner(arg)()).encode())
+                finally:
+                    os._exit(0)  # pylint: disable=protected-access
+            os.close(w)
+            children.append((pid, r))
+        results = []
+        for pid, r in children:
+            data = b''
+            while True:
+                chunk = os.read(r, 65536)
+                if not chunk:
+                    break
+                data += chunk
+            os.close(r)
+            os.waitpid(pid, 0)
+            results.append(json.loads(data))
+        for failed, result in results:
+            assert not failed, result
+            assert result['changed'] is True
+        text = (node.read(OWN_CONFIG) or b'') + node.read(unit)
+        assert a.split('=', 1)[1].encode() in text and b.split('=', 1)[1].encode() in text, \
+            '%s round %d: a change was lost:\n%s' % (case, n, text.decode())
