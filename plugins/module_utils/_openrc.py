@@ -135,6 +135,7 @@ class InitScript:
                              '(command_args="...") as the k3s installer does, then run again.' % (self.name, self.start + 1))
         quoted = quote_arg(arg)
         parsed = self.parse()
+        saved = [Line(ln.text, ln.eol) for ln in self.lines]
         last = self.end
         if last > self.start:
             content = self.lines[last].text[:self.close[1]]
@@ -144,6 +145,7 @@ class InitScript:
                     and (not content.strip() or parsed.redirections):
                 self.lines.insert(last, Line('\t%s \\' % quoted, self.lines[last - 1].eol or '\n'))
                 self._locate()
+                self._verify(saved, parsed.argv + [arg], parsed.redirections, 'adding %r' % (arg,))
                 return
         if parsed.tokens:
             line_idx, col = parsed.tokens[-1].end
@@ -153,16 +155,33 @@ class InitScript:
         sep = ' ' if parsed.tokens else ''
         line.text = line.text[:col] + sep + quoted + line.text[col:]
         self._locate()
+        self._verify(saved, parsed.argv + [arg], parsed.redirections, 'adding %r' % (arg,))
+
+    def _verify(self, saved, argv, redirections, what):
+        """After an edit: command_args must read as ``argv`` with the same redirections, else the edit is undone."""
+        try:
+            after = self.parse()
+            ok = (after.argv, after.redirections) == (argv, redirections)
+        except ParseError:
+            ok = False
+        if not ok:
+            self.lines = saved
+            self._locate()
+            raise ParseError('%s line %d: %s would not read back as intended; nothing was changed. Edit command_args '
+                             'by hand.' % (self.name, self.start + 1, what))
 
     def remove_arg(self, arg):
         """Remove every argument equal to ``arg``; return how many."""
         parsed = self.parse()
         hits = [t for t in parsed.tokens if t.value == arg]
+        if not hits:
+            return 0
+        saved = [Line(ln.text, ln.eol) for ln in self.lines]
         body = set(range(self.start, self.end + 1))
         for tok in reversed(hits):
             remove_token(self.lines, tok, self.start, body, arg)
-        if hits:
-            self._locate()
+        self._locate()
+        self._verify(saved, [a for a in parsed.argv if a != arg], parsed.redirections, 'removing %r' % (arg,))
         return len(hits)
 
 
@@ -252,9 +271,26 @@ def split_eval(chars, where='command_args'):
 
 def quote_arg(arg):
     """``arg`` as one word inside ``command_args="..."``: single quotes as the installer writes them,
-    and ``\\ " $ ``` escaped for the surrounding double quotes."""
+    and ``\\ " $ ``` escaped for the surrounding double quotes.
+
+    Refused: line breaks (the assignment spans lines only by the installer's layout), NUL (no
+    shell variable can hold it), other control characters, and TAB or several spaces in a row:
+    openrc expands ``$command_args`` unquoted (``eval start-stop-daemon ... -- $command_args``), so
+    the shell splits the value at white space before ``eval`` and such a run reaches k3s as one space.
+    """
     if '\n' in arg or '\r' in arg:
-        raise ParseError('an argument cannot hold a line break: %r' % (arg,))
+        raise ParseError('an argument cannot hold a line break: %r. Give a single-line argument.' % (arg,))
+    if '\x00' in arg:
+        raise ParseError('an argument cannot hold a NUL byte: %r. A shell variable cannot hold it and a program\'s '
+                         'arguments end there; remove it.' % (arg,))
+    for c in arg:
+        if (ord(c) < 32 and c != '\t') or c == '\x7f':
+            raise ParseError('an argument cannot hold the control character %r: %r. Remove it.' % (c, arg))
+    if '\t' in arg or '  ' in arg:
+        raise ParseError('an argument in command_args cannot hold a TAB or several spaces in a row: %r. openrc expands '
+                         '$command_args unquoted, so the shell splits it at white space before eval and k3s would get '
+                         'a single space there. Use single spaces, or put the flag in a k3s config file (method=config).'
+                         % (arg,))
     out = ["'"]
     for c in arg:
         if c == "'":

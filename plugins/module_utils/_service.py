@@ -106,9 +106,25 @@ def find(view, service, path=None):
                           % (service, ', '.join(seen)))
 
 
-def parse_unit(data, path):
+def unit_facts(view, service, path):
+    """What systemd expands ``%`` specifiers of the unit with (%n %N %H %m %b %v %o %y ...), read from the node."""
+    def first_line(p):
+        return (view.read_text(p) or '').strip() or None
+
+    return {
+        'unit': unit_name(service),
+        'hostname': view.hostname(),
+        'machine_id': first_line('/etc/machine-id'),
+        'boot_id': first_line('/proc/sys/kernel/random/boot_id'),
+        'kernel_release': first_line('/proc/sys/kernel/osrelease'),
+        'os_release': parse_environment_file(view.read('/etc/os-release') or view.read('/usr/lib/os-release') or b''),
+        'fragment_path': view.realpath(path),
+    }
+
+
+def parse_unit(data, path, facts=None):
     try:
-        return UnitFile(data, path)
+        return UnitFile(data, path, specifiers=facts)
     except ParseError as e:
         raise ServiceError('%s. Fix the file (systemd would not load it either) and run again.' % e) from e
 
@@ -140,7 +156,8 @@ class Systemd:
         if view.realpath(path) == '/dev/null' or not data:
             raise ServiceError('%s is masked or empty; unmask the service (systemctl unmask %s) and run again.'
                                % (path, self.service))
-        self.unit = parse_unit(data, path)
+        self.facts = unit_facts(view, service, path)
+        self.unit = parse_unit(data, path, self.facts)
         if not self.unit.has_section('Service'):
             raise ServiceError('%s has no [Service] section: it is not the unit of a service. '
                                'Give the path of the k3s service unit.' % path)
@@ -154,7 +171,7 @@ class Systemd:
                                % (path, len(own_lines), ', '.join(str(d.start + 1) for d in own_lines)))
         self.dropins = []  # [(path, UnitFile)] in systemd's order, ours included
         for dpath in dropin_files(view, service):
-            self.dropins.append((dpath, parse_unit(view.read(dpath) or b'', dpath)))
+            self.dropins.append((dpath, parse_unit(view.read(dpath) or b'', dpath, self.facts)))
         self.binary = None
         self.env = self._environment(view)
 

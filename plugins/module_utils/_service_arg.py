@@ -257,7 +257,7 @@ def edit_unit(service, request):
     before = service.view.read(init.path)
     try:
         if init.kind == 'systemd':
-            unit = services.parse_unit(before, init.path)
+            unit = services.parse_unit(before, init.path, init.facts)
             directive = unit.exec_start()[0]
             current = unit.parse_exec(directive).argv
             if request.present:
@@ -454,6 +454,7 @@ def plan(view, params):
     plan_ = Plan(changes, warnings=warnings)
     docs = service.documents(replaced)
     facts = {
+        'own_args': own_args(service, plan_.changes),
         'method': method,
         'path': plan_.paths[0] if plan_.paths else primary_path(method, service, request),
         'paths': plan_.paths,
@@ -464,6 +465,23 @@ def plan(view, params):
     plan_.facts = facts
     plan_.warnings = warnings
     return plan_
+
+
+def own_args(service, changes):
+    """The arguments held in this module's own files (its config drop-in, its systemd drop-in), after the changes."""
+    after = {c.path: c.after for c in changes}
+    out = []
+    config = after.get(service.config_path, service.own_config)
+    if config is not None:
+        out += k3s_config.to_flags(k3s_config.merge([(service.config_path, k3s_config.load_yaml(config, service.config_path))]))
+    dropin_path = service.init.own if service.init.kind == 'systemd' else None
+    if dropin_path and after.get(dropin_path, service.own_dropin) is not None:
+        base = service.init.command(with_own=False).argv
+        unit = services.parse_unit(after.get(dropin_path, service.own_dropin), dropin_path, service.init.facts)
+        lines = unit.exec_start()
+        if lines:
+            out += [a for a in unit.parse_exec(lines[-1]).argv[1:] if a not in base[1:]]
+    return out
 
 
 def check_config_method(service, request):

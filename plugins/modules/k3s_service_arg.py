@@ -171,6 +171,15 @@ paths:
   type: list
   elements: str
   sample: [/etc/systemd/system/k3s.service]
+own_args:
+  description:
+    - The arguments held in this module's own files after the change - its file in the config drop-in directory and
+      its systemd drop-in (there, the arguments it adds to the unit's command line) - so a caller can take out what it
+      put in without reading the files.
+  returned: always
+  type: list
+  elements: str
+  sample: [--kube-scheduler-arg=config=/etc/rancher/rke2/kube-scheduler/config.yaml, --kube-scheduler-extra-mount=/ca.pem:/ca.pem:ro]
 method:
   description:
     - Where the argument is (or was taken out of) - V(unit), V(dropin) or V(config); V(elsewhere) when k3s already

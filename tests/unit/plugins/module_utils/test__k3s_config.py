@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as kc
+from ansible_collections.baremetal.k3s.plugins.module_utils import _service
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import View
 
 # k3s pkg/configfilearg/testdata (the files as the vectors below were written for)
 DATA_YAML = 'foo-bar: baz\na-slice:\n- 1\n- "2"\n- ""\n- three\nisempty:\nc: b\nisfalse: false\nislast: true'
@@ -37,29 +39,36 @@ def testdata(tmp_path):
     return tmp_path
 
 
+def file_flags(root, config_file):
+    """The flags k3s makes of ``config_file`` and its drop-ins, in a node tree under ``root``."""
+    view = View(root=str(root))
+    return kc.to_flags(kc.merge(_service.config_documents(view, _service.config_files(view, config_file))))
+
+
 def test_k3s_vector_read_config_file(testdata):
-    config = str(testdata / 'data.yaml')
-    assert kc.file_flags(config) == K3S_OUTPUT
-    assert kc.insert_flags(['k3s', 'server'], kc.file_flags(config)) == ['k3s', 'server'] + K3S_OUTPUT
-    argv = ['before', 'server', 'before', '-c', config, 'after']
-    assert kc.insert_flags(argv, kc.file_flags(kc.find_config_file(argv))) == \
-        ['before', 'server'] + K3S_OUTPUT + ['before', '-c', config, 'after']
+    assert file_flags(testdata, '/data.yaml') == K3S_OUTPUT
+    assert kc.insert_flags(['k3s', 'server'], file_flags(testdata, '/data.yaml')) == ['k3s', 'server'] + K3S_OUTPUT
+    argv = ['before', 'server', 'before', '-c', '/data.yaml', 'after']
+    assert kc.insert_flags(argv, file_flags(testdata, kc.find_config_file(argv))) == \
+        ['before', 'server'] + K3S_OUTPUT + ['before', '-c', '/data.yaml', 'after']
 
 
 def test_k3s_vector_single_file(testdata):
-    assert kc.to_flags(kc.merge(kc.read_documents([str(testdata / 'data.yaml.d' / '02-data.yaml')]))) == K3S_SINGLE_02
+    assert kc.to_flags(kc.merge([('02', kc.load_yaml((testdata / 'data.yaml.d' / '02-data.yaml').read_bytes()))])) \
+        == K3S_SINGLE_02
 
 
 def test_files_order_and_filter(testdata):
-    files = kc.config_files(str(testdata / 'data.yaml'))
-    assert [f.rsplit('/', 1)[1] for f in files] == ['data.yaml', '01-data.yml', '02-data.yaml']
+    files = _service.config_files(View(root=str(testdata)), '/data.yaml')
+    assert files == ['/data.yaml', '/data.yaml.d/01-data.yml', '/data.yaml.d/02-data.yaml']
+    assert kc.dropin_names(['b.yml', 'a.YAML', 'c.txt', 'd.yaml'], is_dir=lambda n: n == 'd.yaml') == ['a.YAML', 'b.yml']
 
 
 def test_missing_config_and_dropins_only(tmp_path):
-    assert kc.file_flags(str(tmp_path / 'missing.yaml')) == []
+    assert file_flags(tmp_path, '/missing.yaml') == []
     (tmp_path / 'c.yaml.d').mkdir()
     (tmp_path / 'c.yaml.d' / '10.YAML').write_text('kube-scheduler-arg+:\n- v=2\n')
-    assert kc.file_flags(str(tmp_path / 'c.yaml')) == ['--kube-scheduler-arg=v=2']
+    assert file_flags(tmp_path, '/c.yaml') == ['--kube-scheduler-arg=v=2']
 
 
 @pytest.mark.parametrize('docs, flags', [
@@ -135,16 +144,23 @@ def test_flag_values():
 
 
 def test_effective_scheduler_args(tmp_path):
-    config = tmp_path / 'config.yaml'
-    config.write_text('kube-scheduler-arg:\n- v=2\n')
+    (tmp_path / 'config.yaml').write_text('kube-scheduler-arg:\n- v=2\n')
     (tmp_path / 'config.yaml.d').mkdir()
     (tmp_path / 'config.yaml.d' / '99-ours.yaml').write_text('kube-scheduler-arg+:\n- config=/ours.yaml\n')
-    argv = ['/usr/local/bin/k3s', 'server', '--config', str(config)]
-    assert kc.scheduler_args(argv) == ['v=2', 'config=/ours.yaml']
+    view = View(root=str(tmp_path))
+    argv = ['/usr/local/bin/k3s', 'server', '--config', '/config.yaml']
+    docs = _service.config_documents(view, _service.config_files(view, kc.find_config_file(argv)))
+
+    def effective(args):
+        return [v for v, dummy in kc.effective_sources(docs, args[1:], 'unit', 'kube-scheduler-arg')]
+
+    assert effective(argv) == ['v=2', 'config=/ours.yaml']
+    assert kc.flag_sources(docs, 'kube-scheduler-arg') == [('v=2', '/config.yaml'), ('config=/ours.yaml', '/config.yaml.d/99-ours.yaml')]
     argv += ['--kube-scheduler-arg=config=/cli.yaml']
     # documented: the command line replaces the list; configfilearg's comment: it appends
-    assert kc.scheduler_args(argv) == ['config=/cli.yaml']
-    assert kc.scheduler_args(argv, cli_replaces=False) == ['v=2', 'config=/ours.yaml', 'config=/cli.yaml']
+    assert effective(argv) == ['config=/cli.yaml']
+    appended = [v for v, dummy in kc.flag_sources(docs, 'kube-scheduler-arg')] + kc.flag_values(argv[1:], 'kube-scheduler-arg')
+    assert appended == ['v=2', 'config=/ours.yaml', 'config=/cli.yaml']
 
 
 def test_render_values_round_trip():

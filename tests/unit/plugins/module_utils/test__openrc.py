@@ -51,17 +51,21 @@ def test_against_the_shell(args, tmp_path):
     for arg in (None, SCHED, ODD):
         if arg is not None:
             script.add_arg(arg)
-        # run the assignment and the eval in sh; the log redirection goes to tmp_path
-        text = script.text()
-        start = text.index('command_args=')
-        end = text.index('\n\noutput_log')
-        assignment = text[start:end].replace('/var/log/', str(tmp_path) + '/')
-        prog = (assignment + '\n'
-                'eval "\\"\\$0\\" -c \\"import json,sys; open(sys.argv[1],\\\\\\"w\\\\\\").write(json.dumps(sys.argv[2:]))\\" '
-                '\\"\\$1\\"" $command_args\n')
-        out = tmp_path / 'argv.json'
-        subprocess.run([SH, '-c', prog, sys.executable, str(out)], check=True)
-        assert json.loads(out.read_text()) == script.parse().argv
+        assert shell_argv(script, tmp_path) == script.parse().argv
+
+
+def shell_argv(script, tmp_path):
+    """argv as sh gives it: the command_args assignment and openrc's eval, run; the log redirection goes to tmp_path."""
+    text = script.text()
+    start = text.index('command_args=')
+    end = text.index('\n\noutput_log')
+    assignment = text[start:end].replace('/var/log/', str(tmp_path) + '/')
+    prog = (assignment + '\n'
+            'eval "\\"\\$0\\" -c \\"import json,sys; open(sys.argv[1],\\\\\\"w\\\\\\").write(json.dumps(sys.argv[2:]))\\" '
+            '\\"\\$1\\"" $command_args\n')
+    out = tmp_path / 'argv.json'
+    subprocess.run([SH, '-c', prog, sys.executable, str(out)], check=True)
+    return json.loads(out.read_text())
 
 
 HAND = [
@@ -109,3 +113,69 @@ def test_quote_arg():
     with pytest.raises(ParseError):
         _openrc.quote_arg('a\nb')
     assert _openrc.parse_command_args(b'command_args="server"\n') == ['server']
+
+
+# arguments that mean something to the shell, to the double quotes around command_args, or to neither
+SHELL_ARGS = ['plain', "it's", 'a b', 'x"y', '$HOME', '${X}', '$(id)', '`id`', 'back\\slash', '\\"', "'", '"', "''",
+              '', ' lead', 'trail ', 'a b c', 'ü', '100%', '--a=b c', '>>/tmp/x', '2>&1', '<in', ';', '&&', '|', '*', '?', '~', '#c', '!',
+              '\\$', "\\'", 'a\\', '--node-label=it\'s "q" \\ $x `y` ü']
+
+
+@pytest.mark.parametrize('arg', SHELL_ARGS)
+def test_shell_quoting_round_trip(arg):
+    files = installer.generate('server', ['--disable=traefik'], init='openrc')
+    script = _openrc.InitScript(files[0].content)
+    script.add_arg(arg)
+    parsed = script.parse()
+    assert parsed.argv == ['server', '--disable=traefik', arg]
+    assert parsed.redirections == [('>>', '/var/log/k3s.log'), ('2>&', '1')]
+    assert script.remove_arg(arg) == 1
+    assert script.render() == files[0].content
+
+
+@pytest.mark.skipif(SH is None, reason='no /bin/sh')
+def test_shell_quoting_against_the_shell(tmp_path):
+    script = _openrc.InitScript(installer.generate('server', [], init='openrc')[0].content)
+    for arg in SHELL_ARGS:
+        script.add_arg(arg)
+    assert script.parse().argv == ['server'] + SHELL_ARGS
+    assert shell_argv(script, tmp_path) == ['server'] + SHELL_ARGS
+
+
+@pytest.mark.parametrize('arg, message', [
+    ('a\x00b', 'NUL byte'),
+    ('\x00', 'NUL byte'),
+    ('a\nb', 'line break'),
+    ('a\rb', 'line break'),
+    ('a\x01b', r"control character '\\x01'"),
+    ('a\x1b[0m', 'control character'),
+    ('a\x7f', 'control character'),
+    ('tab\tx', 'TAB or several spaces'),
+    ('a  b', 'TAB or several spaces'),
+])
+def test_quote_arg_refusals(arg, message):
+    with pytest.raises(ParseError, match=message):
+        _openrc.quote_arg(arg)
+    files = installer.generate('server', ['--disable=traefik'], init='openrc')
+    script = _openrc.InitScript(files[0].content)
+    with pytest.raises(ParseError, match=message):
+        script.add_arg(arg)
+    assert script.render() == files[0].content
+
+
+def test_edit_refused_when_it_would_not_read_back(monkeypatch):
+    data = b'command_args="server --a"\n'
+    script = _openrc.InitScript(data)
+    monkeypatch.setattr(_openrc, 'quote_arg', lambda arg: "'%s" % arg)  # broken quoting: the value would not parse
+    with pytest.raises(ParseError, match='would not read back'):
+        script.add_arg('--x')
+    assert script.render() == data
+
+
+@pytest.mark.xfail(strict=True, reason='split_eval reads command_args as eval would see it literally; openrc expands '
+                   '$command_args unquoted, so the shell first turns every run of blanks (also inside quotes) into one '
+                   'space. Modelling that changes what test_installer_variant expects for the tab variant.')
+@pytest.mark.skipif(SH is None, reason='no /bin/sh')
+def test_blank_runs_inside_quotes_read_as_the_shell_does(tmp_path):
+    script = _openrc.InitScript(installer.generate('server', ['tab\there', 'a  b'], init='openrc')[0].content)
+    assert script.parse().argv == shell_argv(script, tmp_path)

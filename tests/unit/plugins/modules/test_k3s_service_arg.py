@@ -191,6 +191,7 @@ def test_dropin_two_args_and_foreign_dropin(node):
     ok({'arg': '--a-arg=1', 'method': 'dropin'})
     r = ok({'arg': '--b-arg=2', 'method': 'dropin'})
     assert r['args'] == ['/usr/local/bin/k3s', 'server', '--disable=traefik', '--a-arg=1', '--b-arg=2']
+    assert r['own_args'] == ['--a-arg=1', '--b-arg=2']
     r = ok({'arg': '--a-arg=1', 'method': 'dropin', 'state': 'absent'})
     assert r['args'] == ['/usr/local/bin/k3s', 'server', '--disable=traefik', '--b-arg=2']
     node.write(DROPIN, '[Service]\nExecStart=\nExecStart=/bin/true\n')
@@ -507,7 +508,27 @@ def test_rke2_server_gets_the_flag_in_its_own_config_dir(node):
     mount = '--kube-scheduler-extra-mount=/etc/rancher/rke2/ca.pem:/etc/rancher/rke2/ca.pem:ro'
     r = ok({'arg': mount, 'service': 'rke2-server'})
     assert r['changed'] and r['path'] == ours and r['k3s_args'][-1] == mount
+    assert r['own_args'] == [arg, mount]
     assert not ok({'arg': arg, 'service': 'rke2-server'})['changed']
     ok({'arg': mount, 'service': 'rke2-server', 'state': 'absent'})
     r = ok({'arg': arg, 'service': 'rke2-server', 'state': 'absent'})
     assert r['changed'] and not node.exists(ours) and node.read(unit) == before
+
+
+def test_specifiers_are_expanded_as_systemd_does(node):
+    node.write('/etc/machine-id', '0123456789abcdef0123456789abcdef\n')
+    unit = node.install(args=['--node-name=%H', '--data-dir=/srv/%N-%m'])
+    before = node.read(unit)
+    r = ok({'arg': SCHED, 'method': 'unit'})
+    assert r['args'][2:4] == ['--node-name=Node-1.Example', '--data-dir=/srv/k3s-0123456789abcdef0123456789abcdef']
+    ok({'arg': '--kube-apiserver-arg=x=100%', 'method': 'unit'})
+    assert b"'--kube-apiserver-arg=x=100%%'" in node.read(unit)  # written so that systemd passes "100%" on
+    ok({'arg': '--kube-apiserver-arg=x=100%', 'method': 'unit', 'state': 'absent'})
+    ok({'arg': SCHED, 'method': 'unit', 'state': 'absent'})
+    assert node.read(unit) == before
+
+
+def test_an_unknown_specifier_is_refused_as_systemd_refuses_the_line(node):
+    node.write(UNIT, '[Service]\nExecStart=/usr/local/bin/k3s server --x=%Z\n')
+    msg = fail({'arg': SCHED, 'method': 'unit'})
+    assert '%Z' in msg and node.read(UNIT) == b'[Service]\nExecStart=/usr/local/bin/k3s server --x=%Z\n'
