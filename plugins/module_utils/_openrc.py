@@ -185,8 +185,29 @@ class InitScript:
         return len(hits)
 
 
+def collapse_blanks(chars):
+    """``chars`` as ``eval`` receives them from openrc's unquoted ``$command_args``: field splitting
+    first turns every run of blanks into one space, inside quotes too (quotes in an expansion are
+    plain characters), and drops leading and trailing ones."""
+    out = []
+    for ch in chars:
+        if ch[0] in _IFS:
+            if out and out[-1][0] == ' ' and out[-1][4]:
+                out[-1] = (' ', out[-1][1], False, ch[3], True)
+            else:
+                out.append((' ', ch[1], False, ch[3], True))
+        else:
+            out.append(tuple(ch[:4]) + (False,))
+    while out and out[0][4]:
+        out.pop(0)
+    while out and out[-1][4]:
+        out.pop()
+    return [ch[:4] for ch in out]
+
+
 def split_eval(chars, where='command_args'):
-    """Split [(char, position, escaped)] as the shell's ``eval`` does; redirections are set aside."""
+    """Split [(char, position, escaped)] as openrc's ``eval`` of ``$command_args`` does; redirections are set aside."""
+    chars = collapse_blanks(chars)
     tokens = []
     redirections = []
     i = 0
