@@ -13,8 +13,10 @@ process's start comes from ``/proc/<pid>/stat`` (clock ticks since boot) plus th
 The text timestamps systemd prints are only a fallback, and only when printed in UTC (the
 module runs ``systemctl`` with ``TZ=UTC``).
 
-Every function that reads ``/proc`` or ``/run`` takes the root as an argument, so tests use
-fake trees. No Ansible import.
+Every reader takes a :class:`~._view.View` (the node, or a test tree standing for it) and reads
+``/proc`` through the View's own readers and the clocks through ``view.clock``; the parsers
+(``systemctl show``, systemd timestamps, ``crictl`` JSON) and :class:`CrashWatch` do no I/O.
+No Ansible import.
 """
 
 from __future__ import annotations
@@ -23,39 +25,18 @@ import datetime
 import json
 import os
 import re
-import time
+
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError, clk_tck
 
 SYSTEMCTL_PROPERTIES = ('LoadState', 'ActiveState', 'SubState', 'MainPID', 'ExecMainStartTimestamp',
                         'ExecMainStartTimestampMonotonic', 'ActiveEnterTimestampMonotonic', 'NRestarts')
-# openrc's state directory (RC_SVCDIR): /run/openrc on Linux; older layouts kept for completeness
-OPENRC_SVCDIRS = ('openrc', )
+# openrc's state directory (RC_SVCDIR) on Linux
+OPENRC_SVCDIRS = ('/run/openrc',)
 OPENRC_STATES = (('started', 'active'), ('starting', 'activating'), ('stopping', 'deactivating'),
                  ('failed', 'failed'), ('inactive', 'inactive'))
 BTIME_TOLERANCE = 1.5
-
-
-class Clock:
-    """The node's clocks. Tests pass a fake with the same methods."""
-
-    def realtime(self):
-        return time.clock_gettime(time.CLOCK_REALTIME)
-
-    def monotonic(self):
-        return time.clock_gettime(time.CLOCK_MONOTONIC)
-
-    def boottime(self):
-        return time.clock_gettime(getattr(time, 'CLOCK_BOOTTIME', time.CLOCK_MONOTONIC))
-
-    def sleep(self, seconds):
-        time.sleep(seconds)
-
-
-def clk_tck():
-    """Clock ticks per second, the unit of /proc/<pid>/stat starttime."""
-    try:
-        return os.sysconf('SC_CLK_TCK')
-    except (ValueError, OSError, AttributeError):
-        return 100
+# where the kubelet writes the logs of static pods' containers
+POD_LOG_ROOT = '/var/log/pods'
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,61 +185,26 @@ def systemd_state(props, clock):
 
 
 # ---------------------------------------------------------------------------------------------
-# /proc
+# /proc (through the View's readers)
 
-def _read(path, mode='r'):
+def _text(view, path):
+    """The text of the node's file ``path``; None when it is missing or cannot be read."""
     try:
-        with open(path, mode) as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError):
+        return view.read_text(path)
+    except ViewError:
         return None
 
 
-def read_stat(pid, proc_root='/proc'):
-    """Fields of ``/proc/<pid>/stat``: comm, state, ppid, starttime (ticks since boot). None if gone.
-
-    ``comm`` may hold spaces and parentheses: the fields are split after the *last* ``)``.
-    """
-    text = _read(os.path.join(proc_root, str(pid), 'stat'))
-    if not text or ')' not in text:
-        return None
-    head, tail = text.rsplit(')', 1)
-    fields = tail.split()
-    # tail starts at field 3 (state); starttime is field 22
-    if len(fields) < 20:
-        return None
-    try:
-        return {'pid': int(pid), 'comm': head.split('(', 1)[1] if '(' in head else '',
-                'state': fields[0], 'ppid': int(fields[1]), 'starttime': int(fields[19])}
-    except ValueError:
-        return None
-
-
-def read_cmdline(pid, proc_root='/proc'):
-    """argv of a process (empty list for kernel threads, zombies and vanished processes)."""
-    raw = _read(os.path.join(proc_root, str(pid), 'cmdline'), 'rb')
-    if not raw:
-        return []
-    return [a.decode('utf-8', errors='replace') for a in raw.rstrip(b'\0').split(b'\0')]
-
-
-def read_btime(proc_root='/proc'):
-    """``btime`` of /proc/stat: boot time in whole epoch seconds, or None."""
-    for line in (_read(os.path.join(proc_root, 'stat')) or '').splitlines():
-        if line.startswith('btime '):
-            return _int(line.split()[1])
-    return None
-
-
-def boot_time(proc_root='/proc', clock=None):
+def boot_time(view):
     """Boot time as (epoch seconds, resolution).
 
     ``btime`` is truncated to whole seconds; the clocks (CLOCK_REALTIME - CLOCK_BOOTTIME, the
     base of /proc starttime since Linux 5.3) give the fraction. They are used when they agree
     with ``btime`` to within BTIME_TOLERANCE; otherwise (another time namespace, a fake tree)
-    ``btime`` wins, with a one-second resolution.
+    ``btime`` wins, with a one-second resolution, as it does for a view without clocks.
     """
-    btime = read_btime(proc_root)
+    btime = view.boot_time()
+    clock = view.clock
     if clock is not None:
         derived = clock.realtime() - clock.boottime()
         if btime is None or abs(derived - btime) <= BTIME_TOLERANCE:
@@ -268,46 +214,43 @@ def boot_time(proc_root='/proc', clock=None):
     return float(btime), 1.0
 
 
-def alive(pid, proc_root='/proc'):
-    st = read_stat(pid, proc_root)
-    return st is not None and st['state'] not in ('Z', 'X', 'x')
+def _live(stat):
+    return stat is not None and stat['state'] not in ('Z', 'X', 'x')
 
 
-def process_start(pid, proc_root='/proc', clock=None, ticks=None):
+def alive(view, pid):
+    return _live(view.proc_stat(pid))
+
+
+def process_start(view, pid, ticks=None):
     """{pid, started_at, resolution, cmdline} of a live process, or None."""
-    st = read_stat(pid, proc_root)
-    if st is None or st['state'] in ('Z', 'X', 'x'):
+    st = view.proc_stat(pid)
+    if not _live(st):
         return None
-    boot, resolution = boot_time(proc_root, clock)
+    boot, resolution = boot_time(view)
     if boot is None:
         return None
     ticks = ticks or clk_tck()
     return {'pid': st['pid'], 'started_at': boot + st['starttime'] / float(ticks),
-            'resolution': resolution + 1.0 / ticks, 'cmdline': read_cmdline(pid, proc_root)}
+            'resolution': resolution + 1.0 / ticks, 'cmdline': view.cmdline(pid) or []}
 
 
-def list_pids(proc_root='/proc'):
-    try:
-        return sorted(int(n) for n in os.listdir(proc_root) if n.isdigit())
-    except OSError:
-        return []
-
-
-def find_processes(name, proc_root='/proc'):
+def find_processes(view, name):
     """pids whose argv[0] basename is ``name``."""
     found = []
-    for pid in list_pids(proc_root):
-        argv = read_cmdline(pid, proc_root)
-        if argv and os.path.basename(argv[0]) == name and alive(pid, proc_root):
+    for pid in view.pids():
+        argv = view.cmdline(pid)
+        if argv and os.path.basename(argv[0]) == name and alive(view, pid):
             found.append(pid)
     return found
 
 
-def children(ppid, proc_root='/proc'):
+def children(view, ppid):
+    """Live processes whose parent is ``ppid``."""
     kids = []
-    for pid in list_pids(proc_root):
-        st = read_stat(pid, proc_root)
-        if st is not None and st['ppid'] == ppid and st['state'] not in ('Z', 'X', 'x'):
+    for pid in view.pids():
+        st = view.proc_stat(pid)
+        if _live(st) and st['ppid'] == ppid:
             kids.append(pid)
     return kids
 
@@ -321,13 +264,13 @@ def _uses_config(argv, config_path):
     return False
 
 
-def scheduler_process(proc_root='/proc', clock=None, config_path=None, ticks=None):
+def scheduler_process(view, config_path=None, ticks=None):
     """The kube-scheduler process (argv[0] basename ``kube-scheduler``) that started last.
 
     When ``config_path`` is given and some kube-scheduler uses ``--config=<config_path>``,
     only those count (a secondary scheduler must not pass for the main one). None if none runs.
     """
-    starts = [s for s in (process_start(p, proc_root, clock, ticks) for p in find_processes('kube-scheduler', proc_root)) if s]
+    starts = [s for s in (process_start(view, p, ticks) for p in find_processes(view, 'kube-scheduler')) if s]
     if config_path:
         ours = [s for s in starts if _uses_config(s['cmdline'], config_path)]
         starts = ours or starts
@@ -336,7 +279,7 @@ def scheduler_process(proc_root='/proc', clock=None, config_path=None, ticks=Non
     return max(starts, key=lambda s: s['started_at'])
 
 
-def scheduler_pod_attempt(log_root='/var/log/pods', container='kube-scheduler'):
+def scheduler_pod_attempt(view, log_root=POD_LOG_ROOT, container='kube-scheduler'):
     """The kubelet's newest start of the kube-scheduler static pod's container, from its logs.
 
     The kubelet writes each start of a container to
@@ -345,11 +288,11 @@ def scheduler_pod_attempt(log_root='/var/log/pods', container='kube-scheduler'):
     mtime is the newest start's. This sees starts that exit between two looks (a crash loop
     under the kubelet's back-off, whose process is gone most of the time).
     Returns ``{'key': (pod directory, restart count), 'started_at', 'resolution', 'path'}`` for
-    the newest start, or None when there are no such logs.
+    the newest start (``path`` a node path), or None when there are no such logs.
     """
     try:
-        names = os.listdir(log_root)
-    except OSError:
+        names = view.listdir(log_root) or []
+    except ViewError:
         return None
     best = None
     for name in names:
@@ -357,17 +300,17 @@ def scheduler_pod_attempt(log_root='/var/log/pods', container='kube-scheduler'):
             continue
         cdir = os.path.join(log_root, name, container)
         try:
-            mtime_ns = os.stat(cdir).st_mtime_ns
-            counts = [int(f[:-4]) for f in os.listdir(cdir) if f.endswith('.log') and f[:-4].isdigit()]
-        except OSError:
+            mtime, files = view.mtime(cdir), view.listdir(cdir) or []
+        except ViewError:
             continue
-        if counts and (best is None or mtime_ns > best[0]):
-            best = (mtime_ns, name, max(counts), cdir)
+        counts = [int(f[:-4]) for f in files if f.endswith('.log') and f[:-4].isdigit()]
+        if mtime is not None and counts and (best is None or mtime > best[0]):
+            best = (mtime, name, max(counts), cdir)
     if best is None:
         return None
-    mtime_ns, name, count, cdir = best
+    mtime, name, count, cdir = best
     # file times come from the kernel's coarse clock (one jiffy, up to 10 ms)
-    return {'key': (name, count), 'started_at': mtime_ns / 1e9, 'resolution': 0.01,
+    return {'key': (name, count), 'started_at': mtime, 'resolution': 0.01,
             'path': os.path.join(cdir, '%d.log' % count)}
 
 
@@ -397,81 +340,70 @@ def parse_crictl_ps(text, name='kube-scheduler'):
 # ---------------------------------------------------------------------------------------------
 # openrc
 
-def openrc_svcdirs(run_root='/run'):
-    return [os.path.join(run_root, d) for d in OPENRC_SVCDIRS]
-
-
-def _under_run(path, run_root):
-    """``/run/x`` or ``/var/run/x`` moved under ``run_root`` (tests use a fake /run)."""
-    for prefix in ('/var/run/', '/run/'):
-        if path.startswith(prefix):
-            return os.path.join(run_root, path[len(prefix):])
-    return path
-
-
-def openrc_option(service, option, run_root='/run'):
-    for svcdir in openrc_svcdirs(run_root):
-        value = _read(os.path.join(svcdir, 'options', service, option))
+def openrc_option(view, service, option):
+    for svcdir in OPENRC_SVCDIRS:
+        value = _text(view, os.path.join(svcdir, 'options', service, option))
         if value is not None:
             return value.strip()
     return None
 
 
-def openrc_service_pid(service, proc_root='/proc', run_root='/run'):
+def openrc_service_pid(view, service):
     """pid of the process supervise-daemon runs for ``service``, and where it was found.
 
     openrc 0.45's supervise-daemon records the child in ``<RC_SVCDIR>/options/<svc>/child_pid``;
-    the ``pidfile`` an init script sets (k3s: ``/var/run/k3s.pid``) holds the *supervisor's*
-    pid, whose child is the service. Last resort: a ``supervise-daemon <svc> ...`` process's child.
+    the ``pidfile`` an init script sets (k3s: ``/var/run/k3s.pid``, read as recorded: the view
+    follows the ``/var/run`` link) holds the *supervisor's* pid, whose child is the service.
+    Last resort: a ``supervise-daemon <svc> ...`` process's child.
     """
-    pid = _int(openrc_option(service, 'child_pid', run_root))
-    if pid and alive(pid, proc_root):
+    pid = _int(openrc_option(view, service, 'child_pid'))
+    if pid and alive(view, pid):
         return pid, 'child_pid'
     pidfiles = []
-    recorded = openrc_option(service, 'pidfile', run_root)
+    recorded = openrc_option(view, service, 'pidfile')
     if recorded:
-        pidfiles.append(_under_run(recorded, run_root))
-    pidfiles += [os.path.join(run_root, '%s.pid' % service), os.path.join(run_root, 'supervise-%s.pid' % service)]
+        pidfiles.append(recorded)
+    pidfiles += ['/run/%s.pid' % service, '/run/supervise-%s.pid' % service]
     for pidfile in pidfiles:
-        pid = _int((_read(pidfile) or '').strip())
-        if not pid or not alive(pid, proc_root):
+        pid = _int((_text(view, pidfile) or '').strip())
+        if not pid or not alive(view, pid):
             continue
-        argv = read_cmdline(pid, proc_root)
+        argv = view.cmdline(pid)
         if argv and os.path.basename(argv[0]) == 'supervise-daemon':
-            kids = children(pid, proc_root)
+            kids = children(view, pid)
             if kids:
                 return kids[-1], 'pidfile'
             continue
         return pid, 'pidfile'
-    for sup in find_processes('supervise-daemon', proc_root):
-        argv = read_cmdline(sup, proc_root)
+    for sup in find_processes(view, 'supervise-daemon'):
+        argv = view.cmdline(sup) or []
         if len(argv) > 1 and argv[1] == service:
-            kids = children(sup, proc_root)
+            kids = children(view, sup)
             if kids:
                 return kids[-1], 'supervise-daemon'
     return None, None
 
 
-def openrc_state(service, proc_root='/proc', run_root='/run'):
+def openrc_state(view, service):
     """openrc's state of ``service`` in systemd's words (active, activating, failed, inactive...).
 
     ``started`` with no live supervised process is openrc's "crashed": reported as ``failed``.
     """
     state = 'inactive'
-    for svcdir in openrc_svcdirs(run_root):
+    for svcdir in OPENRC_SVCDIRS:
         for directory, name in OPENRC_STATES:
-            if os.path.lexists(os.path.join(svcdir, directory, service)):
+            if view.lexists(os.path.join(svcdir, directory, service)):
                 state = name
                 break
         else:
             continue
         break
-    pid, source = openrc_service_pid(service, proc_root, run_root)
+    pid, source = openrc_service_pid(view, service)
     if state == 'active' and pid is None:
         state = 'failed'
     return {'active_state': state, 'sub_state': 'crashed' if state == 'failed' and pid is None else state,
             'main_pid': pid, 'pid_source': source,
-            'n_restarts': _int(openrc_option(service, 'start_count', run_root))}
+            'n_restarts': _int(openrc_option(view, service, 'start_count'))}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -97,6 +97,25 @@ class View:
         data = self.read(path)
         return default if data is None else data.decode('utf-8', 'replace')
 
+    def tail(self, path, size):
+        """The last ``size`` bytes of file ``path`` (symlinks followed), or None when it does not exist.
+
+        For logs that grow without bound (openrc's ``/var/log/k3s.log``): only the end is read.
+        """
+        try:
+            with open(self.host_path(self.realpath(path)), 'rb') as f:
+                length = os.fstat(f.fileno()).st_size  # 0 for /proc files: those are read whole
+                if length > size:
+                    f.seek(length - size)
+                data = f.read()
+                return data[max(0, len(data) - size):]
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except IsADirectoryError:
+            raise ViewError('%s is a directory, not a file' % path)
+        except OSError as e:
+            raise ViewError('cannot read %s: %s' % (path, e.strerror or e))
+
     def _stat(self, path, follow=True):
         try:
             target = self.realpath(path) if follow else path

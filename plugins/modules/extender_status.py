@@ -339,320 +339,44 @@ journal:
   sample: ["2026-01-13T10:00:05+0000 node k3s[2211]: E0113 scheduler config invalid"]
 '''
 
-import os
-import socket
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.baremetal.k3s.plugins.module_utils import _extender
-from ansible_collections.baremetal.k3s.plugins.module_utils import _service_clock as sc
+from ansible_collections.baremetal.k3s.plugins.module_utils import _extender_status as extender_status
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
-# Seams for the unit tests (fake /proc, /run, clocks).
-PROC_ROOT = '/proc'
-RUN_ROOT = '/run'
-LOG_ROOT = '/var/log'
-POD_LOG_ROOT = '/var/log/pods'
-OPENRC_RUN = '/sbin/openrc-run'
-SYSTEMD_RUNTIME = '/run/systemd/system'
-INIT_D = '/etc/init.d'
-CLOCK = sc.Clock()
-
-DEFAULT_SERVICE = {'k3s': 'k3s', 'rke2': 'rke2-server', 'kubeadm': 'kubelet'}
-CRICTL_DIRS = ['/var/lib/rancher/rke2/bin', '/usr/local/bin']
-RKE2_RUNTIME_ENDPOINT = 'unix:///run/k3s/containerd/containerd.sock'
-C_UTC = {'TZ': 'UTC', 'LC_ALL': 'C', 'SYSTEMD_PAGER': '', 'SYSTEMD_COLORS': '0'}
-
-
-def node_name():
-    return socket.gethostname().strip().lower()
-
-
-class StatusError(Exception):
-    """Bad input or a service that is not installed: the module fails with this message."""
-
-
-class ExtenderStatus:
-    """Looks at one node: service, scheduler start, scheduler health, extender."""
-
-    def __init__(self, module):
-        self.module = module
-        p = module.params
-        self.p = p
-        self.platform = p['platform']
-        self.service = p['service'] or DEFAULT_SERVICE[self.platform]
-        self.node = node_name()
-        self.init = self._detect_init(p['init'])
-        self.since = self._since()
-        self.watch = sc.CrashWatch(since_known=self.since is not None)
-        self._check_tls_files()
-        if p['url']:
-            try:
-                _extender.validate_url(p['url'])
-            except _extender.ExtenderProbeError as e:
-                raise StatusError(str(e)) from e
-        elif p['require_extender']:
-            raise StatusError('url is required (the extender to probe, e.g. http://127.0.0.1:8889) unless require_extender is false')
-        if p['scheduler_health_url']:
-            try:
-                _extender.validate_url(p['scheduler_health_url'])
-            except _extender.ExtenderProbeError as e:
-                raise StatusError('scheduler_health_url: %s' % e) from e
-        for key in ('http_timeout', 'update_timeout', 'timeout', 'interval', 'journal_lines'):
-            if p[key] < 0:
-                raise StatusError('%s must not be negative (got %s)' % (key, p[key]))
-        if p['http_timeout'] == 0:
-            raise StatusError('http_timeout must be greater than 0')
-        if p['wait'] and p['interval'] == 0:
-            raise StatusError('interval must be greater than 0 with wait: true')
-        if not (p['verb'] or '').strip('/'):
-            raise StatusError('verb must not be empty')
-        if p['key_file'] and not p['cert_file']:
-            raise StatusError('key_file needs cert_file')
-        if self.init == 'openrc' and not os.path.exists(os.path.join(INIT_D, self.service)):
-            raise StatusError('service %s is not installed: %s does not exist' % (self.service, os.path.join(INIT_D, self.service)))
-        self.systemctl = module.get_bin_path('systemctl', required=True) if self.init == 'systemd' else None
-
-    # ------------------------------------------------------------------ input
-    @staticmethod
-    def _detect_init(init):
-        has_openrc = os.path.exists(OPENRC_RUN)
-        systemd_running = os.path.isdir(SYSTEMD_RUNTIME)
-        if init == 'openrc' and not has_openrc:
-            raise StatusError('init is openrc but %s does not exist on this node' % OPENRC_RUN)
-        if init != 'auto':
-            return init
-        if has_openrc and not systemd_running:
-            return 'openrc'
-        if systemd_running:
-            return 'systemd'
-        raise StatusError('cannot tell the service manager: systemd is not running (%s missing) and %s does not exist; set init'
-                          % (SYSTEMD_RUNTIME, OPENRC_RUN))
-
-    def _since(self):
-        p = self.p
-        if p['since'] not in (None, ''):
-            try:
-                return sc.parse_since(p['since'])
-            except ValueError as e:
-                raise StatusError('since: %s (use epoch seconds or ISO 8601, e.g. 2026-01-13T10:00:01Z)' % e) from e
-        paths = ([p['config_path']] if p['config_path'] else []) + list(p['flag_paths'] or [])
-        if not paths:
-            return None
-        mtimes = []
-        for path in paths:
-            try:
-                mtimes.append(os.stat(path).st_mtime)
-            except FileNotFoundError:
-                continue
-            except OSError as e:
-                raise StatusError('cannot read the modification time of %s: %s' % (path, e)) from e
-        if not mtimes:
-            raise StatusError('none of config_path/flag_paths exists (%s): cannot tell the change time; give since' % ', '.join(paths))
-        return max(mtimes)
-
-    def _check_tls_files(self):
-        for key in ('ca_file', 'cert_file', 'key_file'):
-            path = self.p[key]
-            if path and not os.path.isfile(path):
-                raise StatusError('%s %s does not exist or is not a file' % (key, path))
-
-    # ------------------------------------------------------------------ observation
-    def _systemd(self):
-        cmd = [self.systemctl, 'show', self.service, '--property=' + ','.join(sc.SYSTEMCTL_PROPERTIES)]
-        rc, out, err = self.module.run_command(cmd, environ_update=C_UTC)
-        if rc != 0:
-            raise StatusError('%s failed (rc=%s): %s' % (' '.join(cmd), rc, (err or out).strip()))
-        props = sc.parse_systemctl_show(out)
-        state = sc.systemd_state(props, CLOCK)
-        if state['load_state'] in ('not-found', None):
-            raise StatusError('service %s is not installed (systemd LoadState=%s)' % (self.service, state['load_state']))
-        return state
-
-    def _openrc(self):
-        state = sc.openrc_state(self.service, PROC_ROOT, RUN_ROOT)
-        state['started_at'], state['resolution'], state['started_at_source'] = None, None, None
-        if state['main_pid']:
-            start = sc.process_start(state['main_pid'], PROC_ROOT, CLOCK)
-            if start:
-                state.update(started_at=start['started_at'], resolution=start['resolution'],
-                             started_at_source='/proc/%d/stat' % state['main_pid'])
-        return state
-
-    def _static_pod_start(self):
-        """(started_at, resolution, source, key): key tells one scheduler run from the next (pid or container id)."""
-        attempt = sc.scheduler_pod_attempt(POD_LOG_ROOT)
-        # the kubelet's count of starts tells one run from the next even when a look misses one
-        logged = attempt['key'] if attempt else None
-        start = sc.scheduler_process(PROC_ROOT, CLOCK, self.p['config_path'])
-        if start:
-            return start['started_at'], start['resolution'], '/proc/%d/stat' % start['pid'], logged or start['pid']
-        crictl = self.module.get_bin_path('crictl', opt_dirs=CRICTL_DIRS)
-        if crictl:
-            env = dict(C_UTC)
-            if self.platform == 'rke2':
-                env['CONTAINER_RUNTIME_ENDPOINT'] = RKE2_RUNTIME_ENDPOINT
-            rc, out, dummy = self.module.run_command([crictl, 'ps', '--name', '^kube-scheduler$', '-o', 'json'], environ_update=env)
-            if rc == 0:
-                found = sc.parse_crictl_ps(out)
-                if found:
-                    return found['started_at'], found['resolution'], 'crictl', logged or found['id'] or found['started_at']
-        if attempt:
-            # not running right now (exited, or waiting out the kubelet's back-off): its last start
-            return attempt['started_at'], attempt['resolution'], attempt['path'], logged
-        return None, None, None, None
-
-    def journal(self):
-        n = self.p['journal_lines']
-        if not n:
-            return []
-        if self.init == 'systemd':
-            journalctl = self.module.get_bin_path('journalctl')
-            if not journalctl:
-                return []
-            rc, out, err = self.module.run_command([journalctl, '-u', self.service, '-n', str(n), '--no-pager', '-o', 'short-iso'],
-                                                   environ_update=C_UTC)
-            lines = (out if rc == 0 else err or out).splitlines()
-            return lines[-n:]
-        path = os.path.join(LOG_ROOT, '%s.log' % self.service)
-        try:
-            with open(path, 'rb') as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - 64 * 1024))
-                data = f.read().decode('utf-8', errors='replace')
-        except OSError:
-            return []
-        return data.splitlines()[-n:]
-
-    def observe(self):
-        p = self.p
-        state = self._systemd() if self.init == 'systemd' else self._openrc()
-        if self.platform == 'k3s':
-            started_at, resolution, source = state['started_at'], state['resolution'], state['started_at_source']
-            identity = state['main_pid']
-        else:
-            started_at, resolution, source, key = self._static_pod_start()
-            identity = (state['main_pid'], key) if state['main_pid'] and key is not None else None
-        restarted = sc.started_since(started_at, self.since, resolution or 0.0)
-        snap = {
-            'active_state': state['active_state'], 'sub_state': state['sub_state'],
-            'main_pid': state['main_pid'], 'n_restarts': state['n_restarts'],
-            'scheduler_started_at': sc.to_iso(started_at), 'started_at_source': source,
-            'restarted': restarted,
-            'scheduler_healthy': None, 'scheduler_health_error': '',
-            'extender_reachable': False, 'extender_http_status': None, 'extender_error': '',
-        }
-        if p['scheduler_health_url']:
-            healthy, dummy, error = _extender.check_health(p['scheduler_health_url'], p['http_timeout'])
-            snap['scheduler_healthy'], snap['scheduler_health_error'] = healthy, error
-        if p['url']:
-            res = _extender.probe(p['url'], p['verb'], [self.node], p['node_cache_capable'], p['ca_file'],
-                                  p['cert_file'], p['key_file'], p['insecure'], p['http_timeout'])
-            snap.update(extender_reachable=res.reachable, extender_http_status=res.status, extender_error=res.error)
-        else:
-            snap['extender_error'] = 'no url given'
-        problems = self.problems(snap)
-        snap['ready'] = not problems
-        snap['msg'] = 'ready' if not problems else 'not ready: ' + '; '.join(problems)
-        self.watch.update({'restarted': restarted, 'active_state': snap['active_state'], 'sub_state': snap['sub_state'],
-                           'identity': identity, 'n_restarts': snap['n_restarts'], 'healthy': snap['scheduler_healthy']})
-        snap['crash_loop'] = self.watch.crash_loop
-        if snap['n_restarts'] is None and self.watch.base is not None:
-            # openrc: supervise-daemon keeps no counter; report the respawns seen
-            snap['n_restarts'] = self.watch.respawns
-        if snap['crash_loop']:
-            snap['ready'] = False
-            snap['msg'] = self.crash_loop_msg(snap, problems)
-        return snap
-
-    def crash_loop_msg(self, snap, problems):
-        who = self.service if self.platform == 'k3s' else 'the kube-scheduler (or %s)' % self.service
-        since = 'the change at %s' % sc.to_iso(self.since) if self.since is not None else 'the first look'
-        if snap['scheduler_healthy'] is None:
-            health = 'its scheduler was never seen healthy (scheduler_health_url is empty)'
-        else:
-            health = 'its scheduler never became healthy'
-        return ('crash loop: %s exited %d times since %s and %s; now: %s'
-                % (who, self.watch.exits, since, health, '; '.join(problems) or 'up again, until its next exit'))
-
-    def problems(self, snap):
-        out = []
-        if snap['active_state'] != 'active':
-            out.append('service %s is %s (%s)' % (self.service, snap['active_state'], snap['sub_state']))
-        if self.since is not None and not snap['restarted']:
-            if snap['scheduler_started_at'] is None:
-                out.append('no running scheduler found')
-            else:
-                out.append('the scheduler started at %s, before the change at %s' % (snap['scheduler_started_at'], sc.to_iso(self.since)))
-        if snap['scheduler_healthy'] is False:
-            out.append('kube-scheduler health (%s): %s' % (self.p['scheduler_health_url'], snap['scheduler_health_error']))
-        if self.p['require_extender'] and not snap['extender_reachable']:
-            out.append('extender %s: %s' % (_extender.verb_url(self.p['url'], self.p['verb']), snap['extender_error']))
-        return out
-
-    # ------------------------------------------------------------------ run
-    def run(self):
-        p = self.p
-        start = CLOCK.monotonic()
-        while True:
-            snap = self.observe()
-            elapsed = CLOCK.monotonic() - start
-            if snap['ready'] or snap['crash_loop'] or not p['wait']:
-                break
-            restart_pending = self.since is not None and not snap['restarted']
-            if restart_pending and elapsed >= p['update_timeout']:
-                snap['msg'] = ('restart not seen within update_timeout (%s s): %s' % (p['update_timeout'], snap['msg']))
-                break
-            if elapsed >= p['timeout']:
-                snap['msg'] = 'not ready within timeout (%s s): %s' % (p['timeout'], snap['msg'])
-                break
-            if snap['restarted'] and snap['active_state'] == 'failed':
-                snap['msg'] = 'service %s failed after the restart: %s' % (self.service, snap['msg'])
-                break
-            deadline = min(p['timeout'], p['update_timeout']) if restart_pending else p['timeout']
-            CLOCK.sleep(max(0.0, min(p['interval'], deadline - elapsed)))
-        snap.update(
-            changed=False, platform=self.platform, init=self.init, service=self.service,
-            node_name=self.node, changed_at=sc.to_iso(self.since),
-            kube_scheduler=('%s@%s' % (self.service, self.node)) if self.platform == 'k3s' else 'kube-scheduler-%s' % self.node,
-            elapsed=round(CLOCK.monotonic() - start, 3),
-        )
-        if snap['active_state'] != 'active' or snap['crash_loop']:
-            snap['journal'] = self.journal()
-        return snap
+ARGUMENT_SPEC = dict(
+    platform=dict(type='str', default='k3s', choices=['k3s', 'rke2', 'kubeadm']),
+    init=dict(type='str', default='auto', choices=['auto', 'systemd', 'openrc']),
+    service=dict(type='str'),
+    since=dict(type='str'),
+    config_path=dict(type='path'),
+    flag_paths=dict(type='list', elements='path', default=[]),
+    url=dict(type='str'),
+    verb=dict(type='str', default='filter'),
+    ca_file=dict(type='path'),
+    cert_file=dict(type='path'),
+    key_file=dict(type='path', no_log=False),
+    insecure=dict(type='bool', default=False),
+    node_cache_capable=dict(type='bool', default=False),
+    http_timeout=dict(type='float', default=5),
+    scheduler_health_url=dict(type='str', default='https://127.0.0.1:10259/healthz'),
+    require_extender=dict(type='bool', default=True),
+    wait=dict(type='bool', default=False),
+    update_timeout=dict(type='float', default=20),
+    timeout=dict(type='float', default=1200),
+    interval=dict(type='float', default=2),
+    journal_lines=dict(type='int', default=20),
+)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            platform=dict(type='str', default='k3s', choices=['k3s', 'rke2', 'kubeadm']),
-            init=dict(type='str', default='auto', choices=['auto', 'systemd', 'openrc']),
-            service=dict(type='str'),
-            since=dict(type='str'),
-            config_path=dict(type='path'),
-            flag_paths=dict(type='list', elements='path', default=[]),
-            url=dict(type='str'),
-            verb=dict(type='str', default='filter'),
-            ca_file=dict(type='path'),
-            cert_file=dict(type='path'),
-            key_file=dict(type='path', no_log=False),
-            insecure=dict(type='bool', default=False),
-            node_cache_capable=dict(type='bool', default=False),
-            http_timeout=dict(type='float', default=5),
-            scheduler_health_url=dict(type='str', default='https://127.0.0.1:10259/healthz'),
-            require_extender=dict(type='bool', default=True),
-            wait=dict(type='bool', default=False),
-            update_timeout=dict(type='float', default=20),
-            timeout=dict(type='float', default=1200),
-            interval=dict(type='float', default=2),
-            journal_lines=dict(type='int', default=20),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        result = ExtenderStatus(module).run()
-    except (StatusError, _extender.ExtenderProbeError) as e:
-        module.fail_json(msg=str(e), changed=False)
-    module.exit_json(**result)
+        plan = extender_status.status(_io.node_view(module), module.params)
+    except PlanError as e:
+        module.fail_json(msg=e.msg, changed=False, **e.details)
+    module.exit_json(**_io.report(module, plan))
 
 
 if __name__ == '__main__':

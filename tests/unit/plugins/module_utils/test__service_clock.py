@@ -10,6 +10,7 @@ import os
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service_clock as sc
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import View
 
 # 2026-01-13T10:00:00Z
 BASE = 1768298400
@@ -206,68 +207,89 @@ def test_started_since(started, since, resolution, expected):
 
 
 # ---------------------------------------------------------------------------------------------
-# fake /proc trees
+# node trees with a fake /proc, read through a View
 
-def make_proc(root, btime=BASE - 1000, procs=()):
-    """procs: (pid, comm, state, ppid, starttime_ticks, argv)."""
-    root.mkdir(exist_ok=True)
-    (root / 'stat').write_text('cpu  1 2 3 4\nbtime %d\nprocesses 4000\n' % btime)
+def make_proc(root, btime=BASE - 1000, procs=(), clock=None):
+    """A View of a node tree whose /proc holds ``procs``: (pid, comm, state, ppid, starttime_ticks, argv)."""
+    proc = root / 'proc'
+    proc.mkdir(parents=True, exist_ok=True)
+    (proc / 'stat').write_text('cpu  1 2 3 4\nbtime %d\nprocesses 4000\n' % btime)
     for pid, comm, state, ppid, start, argv in procs:
-        d = root / str(pid)
+        d = proc / str(pid)
         d.mkdir()
         fields = [state, str(ppid)] + ['0'] * 17 + [str(start)] + ['0'] * 10
         (d / 'stat').write_text('%d (%s) %s\n' % (pid, comm, ' '.join(fields)))
         (d / 'cmdline').write_bytes(b''.join(a.encode() + b'\0' for a in argv))
-    return str(root)
+    return View(root=str(root), clock=clock or FakeClock())
 
 
 def test_read_stat_with_odd_comm(tmp_path):
-    proc = make_proc(tmp_path / 'proc', procs=[(42, 'a) (b c', 'S', 1, 12345, ['x'])])
-    st = sc.read_stat(42, proc)
+    # _service_clock reads /proc/<pid>/stat with the View's reader
+    view = make_proc(tmp_path, procs=[(42, 'a) (b c', 'S', 1, 12345, ['x'])])
+    st = view.proc_stat(42)
     assert st == {'pid': 42, 'comm': 'a) (b c', 'state': 'S', 'ppid': 1, 'starttime': 12345}
-    assert sc.read_stat(43, proc) is None
+    assert view.proc_stat(43) is None
 
 
 def test_process_start_uses_clocks_when_they_agree_with_btime(tmp_path):
     # the clocks say boot was at BASE-1000.4; btime truncates to BASE-1001
-    proc = make_proc(tmp_path / 'proc', btime=BASE - 1001, procs=[(7, 'k3s-server', 'S', 1, 99000, ['/usr/local/bin/k3s', 'server'])])
     clock = FakeClock(up=1000.4)
-    start = sc.process_start(7, proc, clock, ticks=100)
+    view = make_proc(tmp_path, btime=BASE - 1001, procs=[(7, 'k3s-server', 'S', 1, 99000, ['/usr/local/bin/k3s', 'server'])], clock=clock)
+    start = sc.process_start(view, 7, ticks=100)
     assert start['started_at'] == pytest.approx(BASE - 1000.4 + 990)
     assert start['resolution'] == pytest.approx(0.01)
     assert start['cmdline'] == ['/usr/local/bin/k3s', 'server']
 
 
 def test_process_start_falls_back_to_btime(tmp_path):
-    proc = make_proc(tmp_path / 'proc', btime=BASE - 5000, procs=[(7, 'k3s', 'S', 1, 99000, ['k3s'])])
-    start = sc.process_start(7, proc, FakeClock(up=1000), ticks=100)  # clocks disagree (other namespace)
+    view = make_proc(tmp_path, btime=BASE - 5000, procs=[(7, 'k3s', 'S', 1, 99000, ['k3s'])], clock=FakeClock(up=1000))
+    start = sc.process_start(view, 7, ticks=100)  # clocks disagree (other namespace)
     assert start['started_at'] == pytest.approx(BASE - 5000 + 990)
     assert start['resolution'] == pytest.approx(1.01)
-    assert sc.process_start(7, proc, None, ticks=100)['started_at'] == pytest.approx(BASE - 5000 + 990)
+    view.clock = None  # a view without clocks: btime
+    assert sc.process_start(view, 7, ticks=100)['started_at'] == pytest.approx(BASE - 5000 + 990)
 
 
 def test_zombie_and_missing_processes_have_no_start(tmp_path):
-    proc = make_proc(tmp_path / 'proc', procs=[(8, 'kube-scheduler', 'Z', 1, 5, [])])
-    assert sc.process_start(8, proc, FakeClock(), ticks=100) is None
-    assert sc.process_start(9, proc, FakeClock(), ticks=100) is None
+    view = make_proc(tmp_path, procs=[(8, 'kube-scheduler', 'Z', 1, 5, [])])
+    assert sc.process_start(view, 8, ticks=100) is None
+    assert sc.process_start(view, 9, ticks=100) is None
 
 
 def test_scheduler_process_newest_and_by_config(tmp_path):
-    proc = make_proc(tmp_path / 'proc', procs=[
+    clock = FakeClock(up=1000)
+    view = make_proc(tmp_path, clock=clock, procs=[
         (100, 'kube-scheduler', 'S', 90, 50000, ['kube-scheduler', '--config=/etc/kubernetes/sched.yaml', '--v=2']),
         (200, 'kube-scheduler', 'S', 91, 80000, ['/usr/local/bin/kube-scheduler', '--config', '/etc/second.yaml']),
         (300, 'kube-scheduler', 'Z', 92, 90000, []),
         (400, 'bash', 'S', 1, 95000, ['bash', '-c', 'kube-scheduler']),
     ])
-    clock = FakeClock(up=1000)
-    newest = sc.scheduler_process(proc, clock, ticks=100)
+    newest = sc.scheduler_process(view, ticks=100)
     assert newest['pid'] == 200
     assert newest['started_at'] == pytest.approx(BASE - 1000 + 800)
-    ours = sc.scheduler_process(proc, clock, config_path='/etc/kubernetes/sched.yaml', ticks=100)
+    ours = sc.scheduler_process(view, config_path='/etc/kubernetes/sched.yaml', ticks=100)
     assert ours['pid'] == 100
     # an unknown config path: all schedulers count
-    assert sc.scheduler_process(proc, clock, config_path='/nowhere.yaml', ticks=100)['pid'] == 200
-    assert sc.scheduler_process(make_proc(tmp_path / 'empty'), clock) is None
+    assert sc.scheduler_process(view, config_path='/nowhere.yaml', ticks=100)['pid'] == 200
+    assert sc.scheduler_process(make_proc(tmp_path / 'empty', clock=clock)) is None
+
+
+def test_scheduler_pod_attempt_newest_start_from_the_kubelet_logs(tmp_path):
+    view = View(root=str(tmp_path), clock=FakeClock())
+    assert sc.scheduler_pod_attempt(view) is None  # no /var/log/pods
+    pods = tmp_path / 'var' / 'log' / 'pods'
+    for pod, logs, mtime in (('kube-system_kube-scheduler-node-1_old', ('0.log', '1.log'), BASE - 600),
+                             ('kube-system_kube-scheduler-node-1_new', ('2.log', '3.log', 'x.log'), BASE - 5),
+                             ('kube-system_etcd-node-1_e', ('7.log',), BASE)):
+        cdir = pods / pod / ('etcd' if 'etcd' in pod else 'kube-scheduler')
+        cdir.mkdir(parents=True)
+        for name in logs:
+            (cdir / name).write_text('')
+        os.utime(str(cdir), (mtime, mtime))
+    (pods / 'kube-system_kube-scheduler-node-1_empty' / 'kube-scheduler').mkdir(parents=True)  # no start logged yet
+    found = sc.scheduler_pod_attempt(view)
+    assert found == {'key': ('kube-system_kube-scheduler-node-1_new', 3), 'started_at': BASE - 5, 'resolution': 0.01,
+                     'path': '/var/log/pods/kube-system_kube-scheduler-node-1_new/kube-scheduler/3.log'}
 
 
 def test_parse_crictl_ps():
@@ -285,7 +307,12 @@ def test_parse_crictl_ps():
 # ---------------------------------------------------------------------------------------------
 # openrc
 
-def make_openrc(run, service, state='started', child_pid=None, pidfile=None, pidfile_pid=None, start_count=None):
+def make_openrc(root, service, state='started', child_pid=None, pidfile=None, pidfile_pid=None, start_count=None):
+    """openrc's state of ``service`` in the node tree ``root``; /var/run is a link to /run, as on a node."""
+    run = root / 'run'
+    if not (root / 'var' / 'run').exists():
+        (root / 'var').mkdir(parents=True, exist_ok=True)
+        os.symlink('/run', str(root / 'var' / 'run'))
     svcdir = run / 'openrc'
     (svcdir / state).mkdir(parents=True, exist_ok=True)
     os.symlink('/etc/init.d/%s' % service, str(svcdir / state / service))
@@ -298,7 +325,7 @@ def make_openrc(run, service, state='started', child_pid=None, pidfile=None, pid
     if pidfile is not None:
         (opts / 'pidfile').write_text(pidfile)
         (run / os.path.basename(pidfile)).write_text('%d\n' % pidfile_pid)
-    return str(run)
+    return View(root=str(root), clock=FakeClock())
 
 
 K3S_OPENRC_PROCS = [
@@ -310,35 +337,44 @@ K3S_OPENRC_PROCS = [
 
 
 def test_openrc_child_pid_option(tmp_path):
-    proc = make_proc(tmp_path / 'proc', procs=K3S_OPENRC_PROCS)
-    run = make_openrc(tmp_path / 'run', 'k3s', child_pid=501, start_count=2)
-    assert sc.openrc_service_pid('k3s', proc, run) == (501, 'child_pid')
-    state = sc.openrc_state('k3s', proc, run)
+    make_proc(tmp_path, procs=K3S_OPENRC_PROCS)
+    view = make_openrc(tmp_path, 'k3s', child_pid=501, start_count=2)
+    assert sc.openrc_service_pid(view, 'k3s') == (501, 'child_pid')
+    state = sc.openrc_state(view, 'k3s')
     assert (state['active_state'], state['main_pid'], state['n_restarts']) == ('active', 501, 2)
 
 
 def test_openrc_supervisor_pidfile_leads_to_the_child(tmp_path):
-    proc = make_proc(tmp_path / 'proc', procs=K3S_OPENRC_PROCS)
-    # stale child_pid (that process is gone): the supervisor's pidfile is used
-    run = make_openrc(tmp_path / 'run', 'k3s', child_pid=499, pidfile='/var/run/k3s.pid', pidfile_pid=500)
-    assert sc.openrc_service_pid('k3s', proc, run) == (501, 'pidfile')
+    make_proc(tmp_path, procs=K3S_OPENRC_PROCS)
+    # stale child_pid (that process is gone): the supervisor's pidfile is used, /var/run/k3s.pid as recorded
+    view = make_openrc(tmp_path, 'k3s', child_pid=499, pidfile='/var/run/k3s.pid', pidfile_pid=500)
+    assert sc.openrc_service_pid(view, 'k3s') == (501, 'pidfile')
+
+
+def test_openrc_pidfile_is_read_where_it_was_recorded(tmp_path):
+    # /var/run a directory of its own (no link to /run): the recorded path is the one read
+    make_proc(tmp_path, procs=K3S_OPENRC_PROCS)
+    (tmp_path / 'var' / 'run').mkdir(parents=True)
+    (tmp_path / 'var' / 'run' / 'k3s.pid').write_text('500\n')
+    view = make_openrc(tmp_path, 'k3s', pidfile='/var/run/k3s.pid', pidfile_pid=600)  # /run/k3s.pid: another supervisor
+    assert sc.openrc_service_pid(view, 'k3s') == (501, 'pidfile')
 
 
 def test_openrc_scan_for_supervisor(tmp_path):
-    proc = make_proc(tmp_path / 'proc', procs=K3S_OPENRC_PROCS)
-    run = make_openrc(tmp_path / 'run', 'k3s')
-    assert sc.openrc_service_pid('k3s', proc, run) == (501, 'supervise-daemon')
-    assert sc.openrc_service_pid('other', proc, run) == (601, 'supervise-daemon')
+    make_proc(tmp_path, procs=K3S_OPENRC_PROCS)
+    view = make_openrc(tmp_path, 'k3s')
+    assert sc.openrc_service_pid(view, 'k3s') == (501, 'supervise-daemon')
+    assert sc.openrc_service_pid(view, 'other') == (601, 'supervise-daemon')
 
 
 def test_openrc_crashed_and_stopped(tmp_path):
-    proc = make_proc(tmp_path / 'proc', procs=[])
-    run = make_openrc(tmp_path / 'run', 'k3s', child_pid=501)
-    state = sc.openrc_state('k3s', proc, run)
+    make_proc(tmp_path, procs=[])
+    view = make_openrc(tmp_path, 'k3s', child_pid=501)
+    state = sc.openrc_state(view, 'k3s')
     assert (state['active_state'], state['sub_state'], state['main_pid']) == ('failed', 'crashed', None)
-    assert sc.openrc_state('absent', proc, run)['active_state'] == 'inactive'
-    make_openrc(tmp_path / 'run', 'starting-one', state='starting')
-    assert sc.openrc_state('starting-one', proc, run)['active_state'] == 'activating'
+    assert sc.openrc_state(view, 'absent')['active_state'] == 'inactive'
+    make_openrc(tmp_path, 'starting-one', state='starting')
+    assert sc.openrc_state(view, 'starting-one')['active_state'] == 'activating'
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ class _NodeView(View):
     """The View a module gets: the tree, with read-only places and commands as the test set them."""
 
     def __init__(self, node):
-        super().__init__(root=node.root, runner=node.run, which=node.which, hostname=node.hostname)
+        super().__init__(root=node.root, runner=node.run, which=node.which, hostname=node.hostname, clock=node.clock)
         self.node = node
 
     def writable(self, path):
@@ -51,6 +51,7 @@ class FakeNode:
         self.hostname = 'Node-1.Example'
         self.path_bins = {}         # {program: node path} found on the node's PATH
         self.calls = []
+        self.clock = None           # the node's clocks (realtime, monotonic, boottime, sleep); None: the real ones
         monkeypatch.setattr(_io, 'ROOT', self.root)
         monkeypatch.setattr(_io, 'node_view', lambda module: _NodeView(self))
         for d in ('/etc/systemd/system', '/etc/rancher/k3s', '/usr/local/bin', '/proc'):

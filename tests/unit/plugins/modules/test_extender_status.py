@@ -2,6 +2,7 @@
 # Copyright (c) 2026, baremetal.k3s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+"""Tests of extender_status: its main() on fake_node's tree with fake clocks, and status() with fake network probes."""
 
 from __future__ import annotations
 
@@ -13,10 +14,14 @@ import threading
 
 import pytest
 
-from ansible.module_utils import basic
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _extender_status
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 from ansible_collections.baremetal.k3s.plugins.modules import extender_status
 
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import BOOT, FakeNode
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
 
 BASE = 1768298400  # 2026-01-13T10:00:00Z
@@ -24,6 +29,7 @@ _REF = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'integration', 
 _spec = importlib.util.spec_from_file_location('reference_extender', os.path.abspath(_REF))
 ref = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ref)
+REAL_NODE_VIEW = _io.node_view  # the module's own, before a node fixture puts its fake in
 
 
 class FakeClock:
@@ -56,77 +62,63 @@ def show(active='active', sub='running', mono_s=990, pid=2211, n=0, load='loaded
             % (load, active, sub, pid, mono_s * 10 ** 6, mono_s * 10 ** 6, n))
 
 
-class Node:
-    """The fake node: systemctl/journalctl/crictl answers, /proc, /run, clocks."""
+class Node(FakeNode):
+    """fake_node's tree, booted 1000 s before BASE (/proc/stat and the clocks), systemd running;
+    ``systemctl show`` answers ``show()``, ``journalctl`` ``journal``, ``crictl ps`` ``crictl`` once set.
+    Every command run is in ``calls``."""
 
-    def __init__(self, tmp_path, monkeypatch):
+    def __init__(self, root, monkeypatch):
+        super().__init__(root, monkeypatch)
         self.clock = FakeClock()
-        self.commands = []
+        self.hostname = 'Node-1'
+        self.units = None  # systemctl answers from self.show, not fake_node's units
         self.show = show
         self.journal = 'line 1\nline 2\nline 3\n'
-        self.crictl = None
-        self.proc = tmp_path / 'proc'
-        self.proc.mkdir()
-        (self.proc / 'stat').write_text('btime %d\n' % (BASE - 1000))
-        self.run = tmp_path / 'run'
-        (self.run / 'systemd' / 'system').mkdir(parents=True)
-        self.init_d = tmp_path / 'init.d'
-        self.init_d.mkdir()
-        self.log = tmp_path / 'log'
-        self.log.mkdir()
-        self.pod_logs = tmp_path / 'pods'
-        self.pod_logs.mkdir()
-        self.openrc_run = tmp_path / 'openrc-run'
-        for name, value in (('PROC_ROOT', str(self.proc)), ('RUN_ROOT', str(self.run)), ('LOG_ROOT', str(self.log)), ('POD_LOG_ROOT', str(self.pod_logs)),
-                            ('OPENRC_RUN', str(self.openrc_run)), ('SYSTEMD_RUNTIME', str(self.run / 'systemd' / 'system')),
-                            ('INIT_D', str(self.init_d)), ('CLOCK', self.clock)):
-            monkeypatch.setattr(extender_status, name, value)
-        monkeypatch.setattr(extender_status, 'node_name', lambda: 'node-1')
-        node = self
+        self._crictl = None
+        self.commands['systemctl'] = lambda argv: (0, self.show(), '')
+        self.commands['journalctl'] = lambda argv: (0, self.journal, '')
+        self.write('/proc/stat', 'btime %d\n' % (BASE - 1000))
+        for d in ('/run/systemd/system', '/etc/init.d', '/var/log/pods'):
+            self.makedirs(d)
 
-        def run_command(self, args, **kwargs):  # pylint: disable=unused-argument
-            node.commands.append((list(args), kwargs.get('environ_update')))
-            tool = os.path.basename(args[0])
-            if tool == 'systemctl':
-                return 0, node.show(), ''
-            if tool == 'journalctl':
-                return 0, node.journal, ''
-            if tool == 'crictl' and node.crictl is not None:
-                return 0, node.crictl, ''
-            return 1, '', 'unexpected command %r' % (args,)
+    @property
+    def crictl(self):
+        return self._crictl
 
-        def get_bin_path(self, arg, required=False, opt_dirs=None):  # pylint: disable=unused-argument
-            if arg == 'crictl' and node.crictl is None:
-                return None
-            return '/usr/bin/' + arg
-
-        monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
-        monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', get_bin_path)
+    @crictl.setter
+    def crictl(self, text):
+        self._crictl = text
+        self.commands['crictl'] = lambda argv: (0, self._crictl, '')
 
     def use_openrc(self):
-        os.rmdir(str(self.run / 'systemd' / 'system'))
-        self.openrc_run.write_text('')
+        os.rmdir(self.p('/run/systemd/system'))
+        self.write('/sbin/openrc-run', '')
 
     def pod_start(self, uid, count, at):
         """The kubelet starts the scheduler pod's container for the count-th time at wall time ``at``."""
-        cdir = self.pod_logs / ('kube-system_kube-scheduler-node-1_%s' % uid) / 'kube-scheduler'
-        cdir.mkdir(parents=True, exist_ok=True)
-        if (cdir / ('%d.log' % (count - 2))).exists():
-            (cdir / ('%d.log' % (count - 2))).unlink()
-        (cdir / ('%d.log' % count)).write_text('2026-01-13T10:00:00Z stderr F E0113 bad config\n')
-        os.utime(str(cdir), (at, at))
+        cdir = '/var/log/pods/kube-system_kube-scheduler-node-1_%s/kube-scheduler' % uid
+        if self.exists('%s/%d.log' % (cdir, count - 2)):
+            self.unlink('%s/%d.log' % (cdir, count - 2))
+        self.write('%s/%d.log' % (cdir, count), '2026-01-13T10:00:00Z stderr F E0113 bad config\n')
+        os.utime(self.p(cdir), (at, at))
 
-    def process(self, pid, argv, start_s, ppid=1, state='S'):
-        d = self.proc / str(pid)
-        d.mkdir()
-        fields = [state, str(ppid)] + ['0'] * 17 + [str(int(start_s * os.sysconf('SC_CLK_TCK')))] + ['0'] * 10
-        (d / 'stat').write_text('%d (%s) %s\n' % (pid, os.path.basename(argv[0])[:15], ' '.join(fields)))
-        (d / 'cmdline').write_bytes(b''.join(a.encode() + b'\0' for a in argv))
+    def process_at(self, pid, argv, start_s, ppid=1, state='S'):
+        """A process started ``start_s`` seconds after boot."""
+        self.process(pid, argv, ppid=ppid, started=BOOT + start_s, state=state)
+
+    def gone(self, pid):
+        for name in ('stat', 'cmdline'):
+            self.unlink('/proc/%d/%s' % (pid, name))
+        os.rmdir(self.p('/proc/%d' % pid))
+
+    def openrc_started(self, service='k3s'):
+        self.write('/etc/init.d/%s' % service, '#!/sbin/openrc-run\n')
+        self.symlink('/etc/init.d/%s' % service, '/run/openrc/started/%s' % service)
 
 
 @pytest.fixture
 def node(tmp_path, monkeypatch):
-    return Node(tmp_path, monkeypatch)
+    return Node(tmp_path / 'root', monkeypatch)
 
 
 @pytest.fixture
@@ -156,6 +148,37 @@ def args(extender, **kw):
     return base
 
 
+def params(module_args):
+    """The module's parameters as AnsibleModule makes them (defaults filled in, types converted)."""
+    result = ArgumentSpecValidator(extender_status.ARGUMENT_SPEC).validate(module_args)
+    assert not result.error_messages, result.error_messages
+    return result.validated_parameters
+
+
+def run_status(module_args, **network):
+    """status() on the node's view with fake network functions (probe=, check_health=); (failed, result) as run_module."""
+    try:
+        plan = _extender_status.status(_io.node_view(None), params(module_args), **network)
+    except PlanError as e:
+        return True, dict(e.details, msg=e.msg, failed=True)
+    return False, dict(plan.facts, changed=False)
+
+
+class RecordingModule:
+    """What _io.node_view uses of an AnsibleModule; records each command with its environment."""
+
+    def __init__(self, node):
+        self.node = node
+        self.runs = []
+
+    def get_bin_path(self, name):
+        return self.node.which(name)
+
+    def run_command(self, argv, environ_update=None):
+        self.runs.append((list(argv), environ_update))
+        return self.node.run(argv)
+
+
 def test_ready_k3s_systemd(node, extender):
     failed, result = run_module(extender_status, args(extender), check_mode=True)
     assert not failed, result
@@ -171,8 +194,14 @@ def test_ready_k3s_systemd(node, extender):
     assert (result['node_name'], result['kube_scheduler'], result['init'], result['service']) == ('node-1', 'k3s@node-1', 'systemd', 'k3s')
     assert result['msg'] == 'ready'
     assert 'journal' not in result
-    cmd, env = node.commands[0]
+    cmd = node.calls[0]
     assert cmd[:3] == ['/usr/bin/systemctl', 'show', 'k3s']
+    # the module's own node_view runs the commands in UTC
+    node.write('/usr/bin/systemctl', '', mode=0o755)
+    module = RecordingModule(node)
+    _extender_status.status(REAL_NODE_VIEW(module), params(args(extender)))
+    cmd, env = module.runs[0]
+    assert cmd[0] == node.p('/usr/bin/systemctl') and cmd[1:3] == ['show', 'k3s']
     assert env['TZ'] == 'UTC'
 
 
@@ -186,14 +215,12 @@ def test_not_restarted_and_extender_down_is_reported_not_failed(node):
     assert 'extender %s/filter: connection refused' % url in result['msg']
 
 
-def test_since_defaults_to_newest_mtime(node, extender, tmp_path):
-    config = tmp_path / 'config.yaml'
-    unit = tmp_path / 'k3s.service'
-    config.write_text('x')
-    unit.write_text('y')
-    os.utime(str(config), (BASE - 30, BASE - 30))
-    os.utime(str(unit), (BASE - 5, BASE - 5))  # after the start at BASE-10
-    a = args(extender, config_path=str(config), flag_paths=[str(unit), str(tmp_path / 'missing.conf')])
+def test_since_defaults_to_newest_mtime(node, extender):
+    config = node.write('/etc/rancher/k3s/kube-scheduler/config.yaml', 'x')
+    unit = node.write('/etc/systemd/system/k3s.service', 'y')
+    os.utime(node.p(config), (BASE - 30, BASE - 30))
+    os.utime(node.p(unit), (BASE - 5, BASE - 5))  # after the start at BASE-10
+    a = args(extender, config_path=config, flag_paths=[unit, '/etc/systemd/system/k3s.service.d/missing.conf'])
     del a['since']
     failed, result = run_module(extender_status, a)
     assert not failed
@@ -216,24 +243,15 @@ def test_wait_becomes_ready_part_way(node, extender):
 
     def current():
         looks.append(node.clock.t)
+        if len(looks) >= 4:  # each look starts with systemctl show: the extender answers from the 4th on
+            extender.mode('ok')
         if node.clock.t < 4:
             return show(mono_s=990)
         return show(mono_s=1003, pid=3000, n=1)
 
     node.show = current
     extender.mode('error500')
-    original = extender_status.ExtenderStatus.observe
-
-    def observe(self):
-        if len(looks) >= 3:
-            extender.mode('ok')
-        return original(self)
-
-    extender_status.ExtenderStatus.observe = observe
-    try:
-        failed, result = run_module(extender_status, args(extender, since=str(BASE), wait=True, interval=2))
-    finally:
-        extender_status.ExtenderStatus.observe = original
+    failed, result = run_module(extender_status, args(extender, since=str(BASE), wait=True, interval=2))
     assert not failed
     assert result['ready'] is True, result
     assert result['restarted'] is True
@@ -270,7 +288,7 @@ def test_not_active_reports_journal(node, extender):
     assert (result['ready'], result['active_state'], result['sub_state'], result['n_restarts']) == (False, 'activating', 'auto-restart', 4)
     assert result['journal'] == ['line 2', 'line 3']
     assert 'service k3s is activating (auto-restart)' in result['msg']
-    assert node.commands[-1][0] == ['/usr/bin/journalctl', '-u', 'k3s', '-n', '2', '--no-pager', '-o', 'short-iso']
+    assert node.calls[-1] == ['/usr/bin/journalctl', '-u', 'k3s', '-n', '2', '--no-pager', '-o', 'short-iso']
 
 
 def test_wait_stops_when_service_failed_after_restart(node, extender):
@@ -290,8 +308,8 @@ def test_service_not_installed_fails(node, extender):
 
 
 def test_rke2_uses_kube_scheduler_process(node, extender):
-    node.process(4000, ['/usr/local/bin/rke2', 'server'], 100)
-    node.process(4100, ['kube-scheduler', '--config=/etc/rancher/rke2/sched.yaml'], 995)
+    node.process_at(4000, ['/usr/local/bin/rke2', 'server'], 100)
+    node.process_at(4100, ['kube-scheduler', '--config=/etc/rancher/rke2/sched.yaml'], 995)
     failed, result = run_module(extender_status, args(extender, platform='rke2', config_path='/etc/rancher/rke2/sched.yaml'))
     assert not failed, result
     assert result['service'] == 'rke2-server'
@@ -299,7 +317,7 @@ def test_rke2_uses_kube_scheduler_process(node, extender):
     assert result['started_at_source'] == '/proc/4100/stat'
     assert result['scheduler_started_at'].startswith('2026-01-13T09:59:55')
     assert result['restarted'] is True
-    assert node.commands[0][0][2] == 'rke2-server'
+    assert node.calls[0][2] == 'rke2-server'
 
 
 def test_kubeadm_falls_back_to_crictl(node, extender):
@@ -309,8 +327,20 @@ def test_kubeadm_falls_back_to_crictl(node, extender):
     assert not failed, result
     assert (result['service'], result['started_at_source'], result['restarted']) == ('kubelet', 'crictl', True)
     assert result['scheduler_started_at'] == '2026-01-13T09:59:58.000000Z'
-    crictl = [c for c in node.commands if c[0][0].endswith('crictl')][0][0]
+    crictl = [c for c in node.calls if c[0].endswith('crictl')][0]
     assert crictl[1:] == ['ps', '--name', '^kube-scheduler$', '-o', 'json']
+
+
+def test_rke2_crictl_from_its_data_dir_with_its_runtime_endpoint(node, extender):
+    node.crictl = json.dumps({'containers': [{'id': 'c1', 'metadata': {'name': 'kube-scheduler'}, 'state': 'CONTAINER_RUNNING',
+                                              'createdAt': str((BASE - 2) * 10 ** 9)}]})
+    node.write('/var/lib/rancher/rke2/bin/crictl', '', mode=0o755)  # found before the one on the PATH
+    failed, result = run_module(extender_status, args(extender, platform='rke2'))
+    assert not failed, result
+    assert (result['service'], result['started_at_source'], result['restarted']) == ('rke2-server', 'crictl', True)
+    crictl = [c for c in node.calls if c[0].endswith('crictl')][0]
+    assert crictl == ['/var/lib/rancher/rke2/bin/crictl', '--runtime-endpoint', 'unix:///run/k3s/containerd/containerd.sock',
+                      'ps', '--name', '^kube-scheduler$', '-o', 'json']
 
 
 def test_static_pod_between_starts_is_seen_in_the_kubelet_logs(node, extender):
@@ -333,11 +363,11 @@ def test_static_pod_logged_start_before_the_change_is_not_a_restart(node, extend
     assert 'the scheduler started at 2026-01-13T09:50:00.000000Z, before the change' in result['msg']
 
 
-def test_static_pod_crash_loop_under_back_off(node, extender, monkeypatch):
+def test_static_pod_crash_loop_under_back_off(node, extender):
     # the new pod's container starts at +1 s, +12 s (back-off 10 s), +33 s (20 s), each living
     # well under a second: no look ever sees its process, the kubelet's numbered logs show each start
-    scheduler_health(node, monkeypatch)
-    node.process(900, ['/usr/bin/kubelet'], 100)
+    health = scheduler_health(node)
+    node.process_at(900, ['/usr/bin/kubelet'], 100)
     node.show = lambda: show(pid=900, mono_s=100)
     starts = {2: 0, 12: 1, 34: 2}
 
@@ -346,7 +376,7 @@ def test_static_pod_crash_loop_under_back_off(node, extender, monkeypatch):
             node.pod_start('new', starts[t], BASE + t - 1)
 
     node.clock.after_sleep = kubelet
-    failed, result = run_module(extender_status, args(extender, platform='kubeadm', since=str(BASE), wait=True, interval=2))
+    failed, result = run_status(args(extender, platform='kubeadm', since=str(BASE), wait=True, interval=2), check_health=health)
     assert not failed, result
     assert (result['ready'], result['crash_loop'], result['restarted']) == (False, True, True)
     assert result['elapsed'] == pytest.approx(34)  # at the third start, not at the update or readiness timeout
@@ -354,20 +384,20 @@ def test_static_pod_crash_loop_under_back_off(node, extender, monkeypatch):
     assert result['started_at_source'].endswith('kube-scheduler/2.log')
 
 
-def test_static_pod_process_and_its_logs_are_one_start(node, extender, monkeypatch):
+def test_static_pod_process_and_its_logs_are_one_start(node, extender):
     # a look that sees the process and one that sees only its log are the same start: no exit counted
-    scheduler_health(node, monkeypatch, healthy_from=8)
-    node.process(900, ['/usr/bin/kubelet'], 100)
+    health = scheduler_health(node, healthy_from=8)
+    node.process_at(900, ['/usr/bin/kubelet'], 100)
     node.show = lambda: show(pid=900, mono_s=100)
     node.pod_start('new', 0, BASE + 1)
 
     def kubelet(t):
         if t == 4:
-            node.process(4100, ['kube-scheduler', '--config=/etc/kubernetes/sched.yaml'], 1001)
+            node.process_at(4100, ['kube-scheduler', '--config=/etc/kubernetes/sched.yaml'], 1001)
 
     node.clock.after_sleep = kubelet
-    failed, result = run_module(extender_status, args(extender, platform='kubeadm', since=str(BASE), wait=True, interval=2,
-                                                      config_path='/etc/kubernetes/sched.yaml'))
+    failed, result = run_status(args(extender, platform='kubeadm', since=str(BASE), wait=True, interval=2,
+                                     config_path='/etc/kubernetes/sched.yaml'), check_health=health)
     assert not failed, result
     assert (result['ready'], result['crash_loop'], result['started_at_source']) == (True, False, '/proc/4100/stat')
 
@@ -381,31 +411,36 @@ def test_kubeadm_without_scheduler_is_not_ready(node, extender):
 
 def test_openrc_k3s(node, extender):
     node.use_openrc()
-    (node.init_d / 'k3s').write_text('#!/sbin/openrc-run\n')
-    (node.run / 'openrc' / 'started').mkdir(parents=True)
-    os.symlink('/etc/init.d/k3s', str(node.run / 'openrc' / 'started' / 'k3s'))
-    (node.run / 'openrc' / 'options' / 'k3s').mkdir(parents=True)
-    (node.run / 'openrc' / 'options' / 'k3s' / 'child_pid').write_text('501')
-    node.process(500, ['supervise-daemon', 'k3s', '--start'], 5)
-    node.process(501, ['/usr/local/bin/k3s', 'server'], 985, ppid=500)
+    node.openrc_started('k3s')
+    node.write('/run/openrc/options/k3s/child_pid', '501')
+    node.process_at(500, ['supervise-daemon', 'k3s', '--start'], 5)
+    node.process_at(501, ['/usr/local/bin/k3s', 'server'], 985, ppid=500)
     failed, result = run_module(extender_status, args(extender))
     assert not failed, result
     assert (result['init'], result['active_state'], result['main_pid'], result['restarted'], result['ready']) == ('openrc', 'active', 501, True, True)
     assert result['scheduler_started_at'] == '2026-01-13T09:59:45.000000Z'
     assert result['started_at_source'] == '/proc/501/stat'
-    assert node.commands == []
+    assert node.calls == []
 
 
 def test_openrc_crashed_reports_log_tail(node, extender):
     node.use_openrc()
-    (node.init_d / 'k3s').write_text('#!/sbin/openrc-run\n')
-    (node.run / 'openrc' / 'started').mkdir(parents=True)
-    os.symlink('/etc/init.d/k3s', str(node.run / 'openrc' / 'started' / 'k3s'))
-    (node.log / 'k3s.log').write_text('a\nb\nfatal: bad scheduler config\n')
+    node.openrc_started('k3s')
+    node.write('/var/log/k3s.log', 'a\nb\nfatal: bad scheduler config\n')
     failed, result = run_module(extender_status, args(extender, journal_lines=1))
     assert not failed
     assert (result['active_state'], result['ready']) == ('failed', False)
     assert result['journal'] == ['fatal: bad scheduler config']
+
+
+def test_openrc_log_tail_reads_only_the_end_of_a_long_log(node, extender):
+    node.use_openrc()
+    node.openrc_started('k3s')
+    node.write('/var/log/k3s.log', 'old line\n' * 100000 + 'x' * 10 + '\nfatal: bad scheduler config\n')
+    failed, result = run_module(extender_status, args(extender, journal_lines=1000))
+    assert not failed
+    assert result['journal'][-2:] == ['x' * 10, 'fatal: bad scheduler config']
+    assert len('\n'.join(result['journal'])) <= _extender_status.LOG_TAIL
 
 
 def test_openrc_service_not_installed(node, extender):
@@ -440,16 +475,15 @@ def test_bad_input(node, extender, extra, message):
     assert result['msg'].startswith(message)
 
 
-def test_key_file_needs_cert_file(node, extender, tmp_path):
-    key = tmp_path / 'k.key'
-    key.write_text('k')
-    failed, result = run_module(extender_status, args(extender, key_file=str(key)))
+def test_key_file_needs_cert_file(node, extender):
+    key = node.write('/etc/rancher/k3s/extender.key', 'k')
+    failed, result = run_module(extender_status, args(extender, key_file=key))
     assert failed
     assert result['msg'] == 'key_file needs cert_file'
 
 
 def test_unknown_init_fails(node, extender):
-    os.rmdir(str(node.run / 'systemd' / 'system'))
+    os.rmdir(node.p('/run/systemd/system'))
     failed, result = run_module(extender_status, args(extender))
     assert failed
     assert result['msg'].startswith('cannot tell the service manager')
@@ -471,13 +505,13 @@ def test_require_extender_false_without_url(node):
 # scheduler reads the config, so a bad config looks like a string of fresh restarts
 
 
-def scheduler_health(node, monkeypatch, healthy_from=None):
-    """The kube-scheduler health endpoint: refused until fake time ``healthy_from`` (never with None)."""
+def scheduler_health(node, healthy_from=None):
+    """A check_health for status(): the kube-scheduler health endpoint refuses until fake time ``healthy_from`` (never with None)."""
     def check_health(url, timeout=5.0, ca_file=None, insecure=True):  # pylint: disable=unused-argument
         if healthy_from is not None and node.clock.t >= healthy_from:
             return True, 200, ''
         return False, None, 'connection refused'
-    monkeypatch.setattr(extender_status._extender, 'check_health', check_health)
+    return check_health
 
 
 def recorded(node, looks):
@@ -510,10 +544,10 @@ CRASH_LOOP = [
 ]
 
 
-def test_wait_stops_early_on_a_crash_loop(node, extender, monkeypatch):
-    scheduler_health(node, monkeypatch)
+def test_wait_stops_early_on_a_crash_loop(node, extender):
+    health = scheduler_health(node)
     used = recorded(node, CRASH_LOOP)
-    failed, result = run_module(extender_status, args(extender, since=str(BASE), wait=True, interval=2, journal_lines=2))
+    failed, result = run_status(args(extender, since=str(BASE), wait=True, interval=2, journal_lines=2), check_health=health)
     assert not failed
     assert (result['ready'], result['crash_loop'], result['restarted']) == (False, True, True)
     assert len(used) == 8  # stopped at the second exit, not at timeout (1200 s)
@@ -526,12 +560,12 @@ def test_wait_stops_early_on_a_crash_loop(node, extender, monkeypatch):
     assert result['journal'] == ['line 2', 'line 3']
 
 
-def test_wait_crash_loop_seen_by_the_restart_counter(node, extender, monkeypatch):
+def test_wait_crash_loop_seen_by_the_restart_counter(node, extender):
     # looks 10 s apart each land on a running k3s: only NRestarts (and the pid) show the exits
-    scheduler_health(node, monkeypatch)
+    health = scheduler_health(node)
     used = recorded(node, [show(mono_s=990, pid=2211, n=0), show(mono_s=1010, pid=3100, n=1),
                            show(mono_s=1019, pid=3200, n=2), show(mono_s=1028, pid=3300, n=3), show(mono_s=1037, pid=3400, n=4)])
-    failed, result = run_module(extender_status, args(extender, since=str(BASE), wait=True, interval=10))
+    failed, result = run_status(args(extender, since=str(BASE), wait=True, interval=10), check_health=health)
     assert not failed
     assert (result['ready'], result['crash_loop'], result['n_restarts'], result['main_pid']) == (False, True, 3, 3300)
     assert len(used) == 4
@@ -539,13 +573,13 @@ def test_wait_crash_loop_seen_by_the_restart_counter(node, extender, monkeypatch
     assert result['journal'] == ['line 1', 'line 2', 'line 3']  # attached although k3s is active right now
 
 
-def test_wait_slow_healthy_start_is_not_a_crash_loop(node, extender, monkeypatch):
+def test_wait_slow_healthy_start_is_not_a_crash_loop(node, extender):
     # one restart (ours; counted in NRestarts as a kill-style restart would be), then the
     # scheduler needs 10 s to answer: ready, no crash loop
-    scheduler_health(node, monkeypatch, healthy_from=12)
+    health = scheduler_health(node, healthy_from=12)
     used = recorded(node, [show(mono_s=990, pid=2211, n=0), show(active='activating', sub='start', mono_s=1001, pid=3000, n=1)]
                     + [show(mono_s=1001, pid=3000, n=1)] * 20)
-    failed, result = run_module(extender_status, args(extender, since=str(BASE), wait=True, interval=2))
+    failed, result = run_status(args(extender, since=str(BASE), wait=True, interval=2), check_health=health)
     assert not failed
     assert (result['ready'], result['crash_loop'], result['restarted'], result['scheduler_healthy']) == (True, False, True, True)
     assert len(used) == 7
@@ -554,16 +588,16 @@ def test_wait_slow_healthy_start_is_not_a_crash_loop(node, extender, monkeypatch
     assert 'journal' not in result
 
 
-def test_single_look_sees_a_crash_loop_from_the_counter(node, extender, monkeypatch):
-    scheduler_health(node, monkeypatch)
+def test_single_look_sees_a_crash_loop_from_the_counter(node, extender):
+    health = scheduler_health(node)
     node.show = lambda: show(active='activating', sub='auto-restart', mono_s=1010, pid=0, n=2)
-    failed, result = run_module(extender_status, args(extender, since=str(BASE)))
+    failed, result = run_status(args(extender, since=str(BASE)), check_health=health)
     assert not failed
     assert (result['ready'], result['crash_loop'], result['n_restarts']) == (False, True, 2)
     assert result['msg'].startswith('crash loop: k3s exited 2 times since the change')
     # one automatic restart may be the one that applied the change
     node.show = lambda: show(active='activating', sub='auto-restart', mono_s=1010, pid=0, n=1)
-    failed, result = run_module(extender_status, args(extender, since=str(BASE)))
+    failed, result = run_status(args(extender, since=str(BASE)), check_health=health)
     assert (result['ready'], result['crash_loop']) == (False, False)
     assert result['msg'].startswith('not ready: service k3s is activating (auto-restart)')
 
@@ -579,33 +613,27 @@ def test_crash_loop_without_health_check(node, extender):
                                     'scheduler was never seen healthy (scheduler_health_url is empty); now: ')
 
 
-def test_openrc_child_pid_changing_twice_is_a_crash_loop(node, extender, monkeypatch):
+def test_openrc_child_pid_changing_twice_is_a_crash_loop(node, extender):
     node.use_openrc()
-    scheduler_health(node, monkeypatch)
-    (node.init_d / 'k3s').write_text('#!/sbin/openrc-run\n')
-    (node.run / 'openrc' / 'started').mkdir(parents=True)
-    os.symlink('/etc/init.d/k3s', str(node.run / 'openrc' / 'started' / 'k3s'))
-    options = node.run / 'openrc' / 'options' / 'k3s'
-    options.mkdir(parents=True)
-    (node.log / 'k3s.log').write_text('E0113 10:00:04 scheduler config invalid\nk3s exited\n')
-    node.process(500, ['supervise-daemon', 'k3s', '--start'], 5)
+    health = scheduler_health(node)
+    node.openrc_started('k3s')
+    node.write('/var/log/k3s.log', 'E0113 10:00:04 scheduler config invalid\nk3s exited\n')
+    node.process_at(500, ['supervise-daemon', 'k3s', '--start'], 5)
 
     def child(pid, start_s):
-        node.process(pid, ['/usr/local/bin/k3s', 'server'], start_s, ppid=500)
-        (options / 'child_pid').write_text(str(pid))
+        node.process_at(pid, ['/usr/local/bin/k3s', 'server'], start_s, ppid=500)
+        node.write('/run/openrc/options/k3s/child_pid', str(pid))
 
     child(501, 995)  # started after the change (BASE - 10)
     respawns = {2: (501, 502, 1001), 4: (502, 503, 1003)}
 
     def respawn(t):
         old, new, start = respawns[int(t)]
-        for name in ('stat', 'cmdline'):
-            (node.proc / str(old) / name).unlink()
-        (node.proc / str(old)).rmdir()
+        node.gone(old)
         child(new, start)
 
     node.clock.after_sleep = respawn
-    failed, result = run_module(extender_status, args(extender, since=str(BASE - 10), wait=True, interval=2, journal_lines=5))
+    failed, result = run_status(args(extender, since=str(BASE - 10), wait=True, interval=2, journal_lines=5), check_health=health)
     assert not failed, result
     assert (result['init'], result['ready'], result['crash_loop'], result['main_pid'], result['n_restarts']) == ('openrc', False, True, 503, 2)
     assert node.clock.sleeps == [2, 2]

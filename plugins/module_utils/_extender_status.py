@@ -1,0 +1,321 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""The logic of ``baremetal.k3s.extender_status``: did the kube-scheduler restart since a change, is it
+healthy, and does its extender answer?
+
+``status(view, params)`` looks at the node through the view (``systemctl``/``journalctl``/``crictl``
+through ``view.run``, ``/proc``, ``/run/openrc``, ``/var/log`` and the clocks through the view and
+``_service_clock``), probes the scheduler's health endpoint and the extender over the network
+(``_extender``; both functions can be handed in), and returns a Plan with no changes whose
+``facts`` are the module's result. With ``wait`` it looks again every ``interval`` seconds
+(``view.clock.sleep``) until ready, a crash loop, or a timeout. Bad input and a service that
+is not installed raise :class:`StatusError`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _extender
+from ansible_collections.baremetal.k3s.plugins.module_utils import _service_clock as sc
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
+
+OPENRC_RUN = '/sbin/openrc-run'
+SYSTEMD_RUNTIME = '/run/systemd/system'
+INIT_D = '/etc/init.d'
+LOG_DIR = '/var/log'
+LOG_TAIL = 64 * 1024  # bytes of an openrc service log read for its last lines
+
+DEFAULT_SERVICE = {'k3s': 'k3s', 'rke2': 'rke2-server', 'kubeadm': 'kubelet'}
+# Searched before the node's PATH (RKE2 ships crictl in its data dir).
+CRICTL_DIRS = ('/var/lib/rancher/rke2/bin', '/usr/local/bin')
+RKE2_RUNTIME_ENDPOINT = 'unix:///run/k3s/containerd/containerd.sock'
+
+
+class StatusError(PlanError):
+    """Bad input or a service that is not installed: the module fails with this message."""
+
+
+def node_name(view):
+    """The node name k3s and the kubelet use by default: the host name in lower case."""
+    return view.hostname().strip().lower()
+
+
+def status(view, params, probe=_extender.probe, check_health=_extender.check_health):
+    """Look at the node (once, or until ready with ``wait``); a Plan whose facts are the module's result.
+
+    ``params`` are the module's parameters (every option present, defaults filled in).
+    ``probe(url, verb, node_names, node_cache_capable, ca_file, cert_file, key_file, insecure, timeout)``
+    returns an :class:`_extender.ProbeResult`; ``check_health(url, timeout)`` returns
+    ``(healthy, status, error)``. Raises :class:`StatusError`.
+    """
+    try:
+        return Plan(facts=ExtenderStatus(view, params, probe, check_health).run())
+    except (_extender.ExtenderProbeError, ViewError) as e:
+        raise StatusError(str(e)) from e
+
+
+class ExtenderStatus:
+    """Looks at one node: service, scheduler start, scheduler health, extender."""
+
+    def __init__(self, view, params, probe=_extender.probe, check_health=_extender.check_health):
+        self.view = view
+        self.probe = probe
+        self.check_health = check_health
+        p = params
+        self.p = p
+        self.platform = p['platform']
+        self.service = p['service'] or DEFAULT_SERVICE[self.platform]
+        self.node = node_name(view)
+        self.init = self._detect_init(p['init'])
+        self.since = self._since()
+        self.watch = sc.CrashWatch(since_known=self.since is not None)
+        self._check_tls_files()
+        if p['url']:
+            try:
+                _extender.validate_url(p['url'])
+            except _extender.ExtenderProbeError as e:
+                raise StatusError(str(e)) from e
+        elif p['require_extender']:
+            raise StatusError('url is required (the extender to probe, e.g. http://127.0.0.1:8889) unless require_extender is false')
+        if p['scheduler_health_url']:
+            try:
+                _extender.validate_url(p['scheduler_health_url'])
+            except _extender.ExtenderProbeError as e:
+                raise StatusError('scheduler_health_url: %s' % e) from e
+        for key in ('http_timeout', 'update_timeout', 'timeout', 'interval', 'journal_lines'):
+            if p[key] < 0:
+                raise StatusError('%s must not be negative (got %s)' % (key, p[key]))
+        if p['http_timeout'] == 0:
+            raise StatusError('http_timeout must be greater than 0')
+        if p['wait'] and p['interval'] == 0:
+            raise StatusError('interval must be greater than 0 with wait: true')
+        if not (p['verb'] or '').strip('/'):
+            raise StatusError('verb must not be empty')
+        if p['key_file'] and not p['cert_file']:
+            raise StatusError('key_file needs cert_file')
+        init_script = os.path.join(INIT_D, self.service)
+        if self.init == 'openrc' and not view.exists(init_script):
+            raise StatusError('service %s is not installed: %s does not exist' % (self.service, init_script))
+        self.systemctl = None
+        if self.init == 'systemd':
+            self.systemctl = view.which('systemctl')
+            if not self.systemctl:
+                raise StatusError('systemctl is not on the node\'s PATH although systemd runs (%s exists); set init' % SYSTEMD_RUNTIME)
+
+    # ------------------------------------------------------------------ input
+    def _detect_init(self, init):
+        has_openrc = self.view.exists(OPENRC_RUN)
+        systemd_running = self.view.isdir(SYSTEMD_RUNTIME)
+        if init == 'openrc' and not has_openrc:
+            raise StatusError('init is openrc but %s does not exist on this node' % OPENRC_RUN)
+        if init != 'auto':
+            return init
+        if has_openrc and not systemd_running:
+            return 'openrc'
+        if systemd_running:
+            return 'systemd'
+        raise StatusError('cannot tell the service manager: systemd is not running (%s missing) and %s does not exist; set init'
+                          % (SYSTEMD_RUNTIME, OPENRC_RUN))
+
+    def _since(self):
+        p = self.p
+        if p['since'] not in (None, ''):
+            try:
+                return sc.parse_since(p['since'])
+            except ValueError as e:
+                raise StatusError('since: %s (use epoch seconds or ISO 8601, e.g. 2026-01-13T10:00:01Z)' % e) from e
+        paths = ([p['config_path']] if p['config_path'] else []) + list(p['flag_paths'] or [])
+        if not paths:
+            return None
+        mtimes = [m for m in (self.view.mtime(path) for path in paths) if m is not None]
+        if not mtimes:
+            raise StatusError('none of config_path/flag_paths exists (%s): cannot tell the change time; give since' % ', '.join(paths))
+        return max(mtimes)
+
+    def _check_tls_files(self):
+        for key in ('ca_file', 'cert_file', 'key_file'):
+            path = self.p[key]
+            if path and not self.view.isfile(path):
+                raise StatusError('%s %s does not exist or is not a file' % (key, path))
+
+    def _local(self, path):
+        """Where the probe opens the node's TLS file ``path`` (the path itself on a node)."""
+        return self.view.host_path(self.view.realpath(path)) if path else path
+
+    # ------------------------------------------------------------------ observation
+    def _systemd(self):
+        cmd = [self.systemctl, 'show', self.service, '--property=' + ','.join(sc.SYSTEMCTL_PROPERTIES)]
+        rc, out, err = self.view.run(cmd)
+        if rc != 0:
+            raise StatusError('%s failed (rc=%s): %s' % (' '.join(cmd), rc, (err or out).strip()))
+        props = sc.parse_systemctl_show(out)
+        state = sc.systemd_state(props, self.view.clock)
+        if state['load_state'] in ('not-found', None):
+            raise StatusError('service %s is not installed (systemd LoadState=%s)' % (self.service, state['load_state']))
+        return state
+
+    def _openrc(self):
+        state = sc.openrc_state(self.view, self.service)
+        state['started_at'], state['resolution'], state['started_at_source'] = None, None, None
+        if state['main_pid']:
+            start = sc.process_start(self.view, state['main_pid'])
+            if start:
+                state.update(started_at=start['started_at'], resolution=start['resolution'],
+                             started_at_source='/proc/%d/stat' % state['main_pid'])
+        return state
+
+    def _crictl(self):
+        """crictl's node path: RKE2's data dir and /usr/local/bin first, then the node's PATH."""
+        for directory in CRICTL_DIRS:
+            path = os.path.join(directory, 'crictl')
+            if self.view.isfile(path) and self.view.mode(path) & 0o111:
+                return path
+        return self.view.which('crictl')
+
+    def _static_pod_start(self):
+        """(started_at, resolution, source, key): key tells one scheduler run from the next (pid or container id)."""
+        attempt = sc.scheduler_pod_attempt(self.view)
+        # the kubelet's count of starts tells one run from the next even when a look misses one
+        logged = attempt['key'] if attempt else None
+        start = sc.scheduler_process(self.view, self.p['config_path'])
+        if start:
+            return start['started_at'], start['resolution'], '/proc/%d/stat' % start['pid'], logged or start['pid']
+        crictl = self._crictl()
+        if crictl:
+            argv = [crictl]
+            if self.platform == 'rke2':
+                argv += ['--runtime-endpoint', RKE2_RUNTIME_ENDPOINT]
+            rc, out, dummy = self.view.run(argv + ['ps', '--name', '^kube-scheduler$', '-o', 'json'])
+            if rc == 0:
+                found = sc.parse_crictl_ps(out)
+                if found:
+                    return found['started_at'], found['resolution'], 'crictl', logged or found['id'] or found['started_at']
+        if attempt:
+            # not running right now (exited, or waiting out the kubelet's back-off): its last start
+            return attempt['started_at'], attempt['resolution'], attempt['path'], logged
+        return None, None, None, None
+
+    def journal(self):
+        n = self.p['journal_lines']
+        if not n:
+            return []
+        if self.init == 'systemd':
+            journalctl = self.view.which('journalctl')
+            if not journalctl:
+                return []
+            rc, out, err = self.view.run([journalctl, '-u', self.service, '-n', str(n), '--no-pager', '-o', 'short-iso'])
+            lines = (out if rc == 0 else err or out).splitlines()
+            return lines[-n:]
+        try:
+            data = self.view.tail(os.path.join(LOG_DIR, '%s.log' % self.service), LOG_TAIL)
+        except ViewError:
+            return []
+        if data is None:
+            return []
+        return data.decode('utf-8', errors='replace').splitlines()[-n:]
+
+    def observe(self):
+        p = self.p
+        state = self._systemd() if self.init == 'systemd' else self._openrc()
+        if self.platform == 'k3s':
+            started_at, resolution, source = state['started_at'], state['resolution'], state['started_at_source']
+            identity = state['main_pid']
+        else:
+            started_at, resolution, source, key = self._static_pod_start()
+            identity = (state['main_pid'], key) if state['main_pid'] and key is not None else None
+        restarted = sc.started_since(started_at, self.since, resolution or 0.0)
+        snap = {
+            'active_state': state['active_state'], 'sub_state': state['sub_state'],
+            'main_pid': state['main_pid'], 'n_restarts': state['n_restarts'],
+            'scheduler_started_at': sc.to_iso(started_at), 'started_at_source': source,
+            'restarted': restarted,
+            'scheduler_healthy': None, 'scheduler_health_error': '',
+            'extender_reachable': False, 'extender_http_status': None, 'extender_error': '',
+        }
+        if p['scheduler_health_url']:
+            healthy, dummy, error = self.check_health(p['scheduler_health_url'], p['http_timeout'])
+            snap['scheduler_healthy'], snap['scheduler_health_error'] = healthy, error
+        if p['url']:
+            res = self.probe(p['url'], p['verb'], [self.node], p['node_cache_capable'], self._local(p['ca_file']),
+                             self._local(p['cert_file']), self._local(p['key_file']), p['insecure'], p['http_timeout'])
+            snap.update(extender_reachable=res.reachable, extender_http_status=res.status, extender_error=res.error)
+        else:
+            snap['extender_error'] = 'no url given'
+        problems = self.problems(snap)
+        snap['ready'] = not problems
+        snap['msg'] = 'ready' if not problems else 'not ready: ' + '; '.join(problems)
+        self.watch.update({'restarted': restarted, 'active_state': snap['active_state'], 'sub_state': snap['sub_state'],
+                           'identity': identity, 'n_restarts': snap['n_restarts'], 'healthy': snap['scheduler_healthy']})
+        snap['crash_loop'] = self.watch.crash_loop
+        if snap['n_restarts'] is None and self.watch.base is not None:
+            # openrc: supervise-daemon keeps no counter; report the respawns seen
+            snap['n_restarts'] = self.watch.respawns
+        if snap['crash_loop']:
+            snap['ready'] = False
+            snap['msg'] = self.crash_loop_msg(snap, problems)
+        return snap
+
+    def crash_loop_msg(self, snap, problems):
+        who = self.service if self.platform == 'k3s' else 'the kube-scheduler (or %s)' % self.service
+        since = 'the change at %s' % sc.to_iso(self.since) if self.since is not None else 'the first look'
+        if snap['scheduler_healthy'] is None:
+            health = 'its scheduler was never seen healthy (scheduler_health_url is empty)'
+        else:
+            health = 'its scheduler never became healthy'
+        return ('crash loop: %s exited %d times since %s and %s; now: %s'
+                % (who, self.watch.exits, since, health, '; '.join(problems) or 'up again, until its next exit'))
+
+    def problems(self, snap):
+        out = []
+        if snap['active_state'] != 'active':
+            out.append('service %s is %s (%s)' % (self.service, snap['active_state'], snap['sub_state']))
+        if self.since is not None and not snap['restarted']:
+            if snap['scheduler_started_at'] is None:
+                out.append('no running scheduler found')
+            else:
+                out.append('the scheduler started at %s, before the change at %s' % (snap['scheduler_started_at'], sc.to_iso(self.since)))
+        if snap['scheduler_healthy'] is False:
+            out.append('kube-scheduler health (%s): %s' % (self.p['scheduler_health_url'], snap['scheduler_health_error']))
+        if self.p['require_extender'] and not snap['extender_reachable']:
+            out.append('extender %s: %s' % (_extender.verb_url(self.p['url'], self.p['verb']), snap['extender_error']))
+        return out
+
+    # ------------------------------------------------------------------ run
+    def run(self):
+        """The module's result: one look, or with ``wait`` looks until ready, a crash loop or a timeout."""
+        p = self.p
+        clock = self.view.clock
+        start = clock.monotonic()
+        while True:
+            snap = self.observe()
+            elapsed = clock.monotonic() - start
+            if snap['ready'] or snap['crash_loop'] or not p['wait']:
+                break
+            restart_pending = self.since is not None and not snap['restarted']
+            if restart_pending and elapsed >= p['update_timeout']:
+                snap['msg'] = ('restart not seen within update_timeout (%s s): %s' % (p['update_timeout'], snap['msg']))
+                break
+            if elapsed >= p['timeout']:
+                snap['msg'] = 'not ready within timeout (%s s): %s' % (p['timeout'], snap['msg'])
+                break
+            if snap['restarted'] and snap['active_state'] == 'failed':
+                snap['msg'] = 'service %s failed after the restart: %s' % (self.service, snap['msg'])
+                break
+            deadline = min(p['timeout'], p['update_timeout']) if restart_pending else p['timeout']
+            clock.sleep(max(0.0, min(p['interval'], deadline - elapsed)))
+        snap.update(
+            platform=self.platform, init=self.init, service=self.service,
+            node_name=self.node, changed_at=sc.to_iso(self.since),
+            kube_scheduler=('%s@%s' % (self.service, self.node)) if self.platform == 'k3s' else 'kube-scheduler-%s' % self.node,
+            elapsed=round(clock.monotonic() - start, 3),
+        )
+        if snap['active_state'] != 'active' or snap['crash_loop']:
+            snap['journal'] = self.journal()
+        return snap
