@@ -99,3 +99,12 @@ def test_a_plan_drops_changes_that_change_nothing():
     assert Change('/d', None, b'1').action == 'created' and Change('/d', b'1', None).action == 'removed'
     assert not Plan([Change('/a', b'x', b'x')]).changed
     assert plan.diff() == [{'before_header': '/c', 'after_header': '/c', 'before': '1', 'after': '2'}]
+
+
+def test_tail_reads_only_the_end(node):
+    node.put('/var/log/k3s.log', b'x' * 100000 + b'last line\n')
+    assert node.tail('/var/log/k3s.log', 10) == b'last line\n'
+    assert node.tail('/var/log/k3s.log', 10 ** 6) == b'x' * 100000 + b'last line\n'
+    assert node.tail('/var/log/none.log', 10) is None
+    with pytest.raises(ViewError, match='is a directory'):
+        node.tail('/var/log', 10)
