@@ -20,28 +20,18 @@ Behaviour modelled (k3s ``pkg/configfilearg``):
 * the flags go right after the subcommand (``server``/``agent``), before the command
   line's own flags.
 
-Values are turned into text as Go's ``fmt.Sprint`` does (``true``, ``1.5``, ``1e+21``);
-YAML is read with YAML 1.1 rules like yaml.v2 (``yes``/``on``/``y`` are booleans),
-timestamps and sexagesimal numbers stay text.
+The YAML is read as go-yaml v2 reads it (``_goyaml``: ``yes``/``on``/``y`` are booleans,
+``0o17`` is 15, a TAB before a comment is fine), values turned into text as wrangler's
+``convert.ToString`` does (``fmt.Sprint``: ``true``, ``1.5``, ``1e+06``). Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps
-
-try:
-    import yaml
-    HAS_YAML = True
-    YAML_IMPORT_ERROR = None
-except ImportError as _e:  # pragma: no cover - PyYAML is on every supported node
-    yaml = None
-    HAS_YAML = False
-    YAML_IMPORT_ERROR = _e
+from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 
 DEFAULT_CONFIG_FILE = '/etc/rancher/k3s/config.yaml'
 # RKE2 is built on k3s's configfilearg: the same rules, its own default file and variable.
@@ -50,132 +40,26 @@ SUBCOMMANDS = ('server', 'agent')
 
 
 class ConfigError(ValueError):
-    """A config file k3s would refuse too (k3s exits on it); the message names the file."""
+    """A config file this module cannot read as k3s does; the message names the file, the line and what to do."""
 
 
-if HAS_YAML:
-    class _Loader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
-        """SafeLoader with yaml.v2's scalar rules and mappings kept as lists of pairs."""
-
-    _Loader.yaml_implicit_resolvers = {
-        key: [(tag, regexp) for tag, regexp in resolvers
-              if tag not in ('tag:yaml.org,2002:timestamp',)]
-        for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-    # yaml.v2 knows no sexagesimal numbers (1:30 is text) but reads y/Y/n/N as booleans
-    for _key in list(_Loader.yaml_implicit_resolvers):
-        _Loader.yaml_implicit_resolvers[_key] = [
-            (tag, regexp) for tag, regexp in _Loader.yaml_implicit_resolvers[_key]
-            if tag not in ('tag:yaml.org,2002:int', 'tag:yaml.org,2002:float')]
-    _Loader.add_implicit_resolver(
-        'tag:yaml.org,2002:bool', re.compile(r'^(?:y|Y|n|N)$'), list('yYnN'))
-    _Loader.add_implicit_resolver(
-        'tag:yaml.org,2002:int',
-        re.compile(r'^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$'),
-        list('-+0123456789'))
-    _Loader.add_implicit_resolver(
-        'tag:yaml.org,2002:float',
-        re.compile(r'^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?'
-                   r'|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$'),
-        list('-+0123456789.'))
-
-    def _construct_pairs(loader, node):
-        loader.flatten_mapping(node)
-        return _Pairs((loader.construct_object(k, deep=True), loader.construct_object(v, deep=True))
-                      for k, v in node.value)
-
-    def _construct_bool(loader, node):
-        value = loader.construct_scalar(node)
-        return value.lower() in ('yes', 'true', 'on', 'y')
-
-    _Loader.add_constructor('tag:yaml.org,2002:map', _construct_pairs)
-    _Loader.add_constructor('tag:yaml.org,2002:bool', _construct_bool)
-
-
-class _Pairs(list):
-    """A YAML mapping as an ordered list of (key, value), duplicates kept (yaml.v2 MapSlice)."""
+_Pairs = goyaml.Pairs
 
 
 def go_string(value):
-    """``value`` as Go's ``fmt.Sprint`` writes what yaml.v2 decoded (wrangler's convert.ToString)."""
-    if value is None:
-        return ''
-    if isinstance(value, bool):
-        return 'true' if value else 'false'
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _go_float(value)
-    if isinstance(value, _Pairs):
-        return '[' + ' '.join('{%s %s}' % (go_string(k), go_string(v)) for k, v in value) + ']'
-    if isinstance(value, list):
-        if value:
-            return go_string(value[0])
-        return '[]'
-    if isinstance(value, bytes):
-        return value.decode('utf-8', 'replace')
-    return str(value)
-
-
-def _go_float(value):
-    if math.isnan(value):
-        return 'NaN'
-    if math.isinf(value):
-        return '+Inf' if value > 0 else '-Inf'
-    if value == 0:
-        return '-0' if math.copysign(1, value) < 0 else '0'
-    digits, exp = _shortest_digits(value)
-    sign = '-' if value < 0 else ''
-    # %v: %e when the exponent is < -4 or >= 21, else %f, both with the shortest digits
-    x = exp - 1
-    if x < -4 or x >= 21:
-        mant = digits[0] + ('.' + digits[1:] if len(digits) > 1 else '')
-        return '%s%se%s%02d' % (sign, mant, '-' if x < 0 else '+', abs(x))
-    if exp <= 0:
-        return sign + '0.' + '0' * (-exp) + digits
-    if exp >= len(digits):
-        return sign + digits + '0' * (exp - len(digits))
-    return sign + digits[:exp] + '.' + digits[exp:]
-
-
-def _shortest_digits(value):
-    """Shortest decimal digits d1d2... and exponent e with abs(value) == 0.d1d2... * 10**e."""
-    text = '%r' % abs(value)
-    if 'e' in text:
-        mant, e = text.split('e')
-        e = int(e)
-    else:
-        mant, e = text, 0
-    if '.' in mant:
-        intpart, frac = mant.split('.')
-    else:
-        intpart, frac = mant, ''
-    if frac == '0':
-        frac = ''
-    digits = (intpart + frac).lstrip('0')
-    lead_zeros = len(intpart + frac) - len((intpart + frac).lstrip('0'))
-    exp = len(intpart) + e - lead_zeros
-    digits = digits.rstrip('0') or '0'
-    return digits, exp
+    """What k3s makes of a config value (wrangler's ``convert.ToString``: fmt.Sprint, trimmed)."""
+    return goyaml.to_k3s_string(value)
 
 
 def load_yaml(data, name='config file'):
-    """The (key, value) pairs of one config file, in file order (duplicates kept)."""
-    if not HAS_YAML:
+    """The (key, value) pairs of one config file, in file order (duplicates kept), as k3s reads them."""
+    if not goyaml.HAS_YAML:
         raise ConfigError('reading %s needs PyYAML on the node (%s): %s'
-                          % (name, _deps.install_hint('PyYAML'), YAML_IMPORT_ERROR))
-    if isinstance(data, bytes):
-        data = data.decode('utf-8', 'replace')
+                          % (name, _deps.install_hint('PyYAML'), goyaml.YAML_IMPORT_ERROR))
     try:
-        doc = yaml.load(data, Loader=_Loader)  # nosec B506 - _Loader is a SafeLoader
-    except yaml.YAMLError as e:
-        raise ConfigError('%s is not valid YAML (k3s refuses to start on it): %s' % (name, e)) from e
-    if doc is None:
-        return _Pairs()
-    if not isinstance(doc, _Pairs):
-        raise ConfigError('%s must be a YAML mapping of flag names to values (k3s refuses to start on it), '
-                          'not a %s' % (name, type(doc).__name__))
-    return doc
+        return goyaml.load_pairs(data, name)
+    except goyaml.GoYamlError as e:
+        raise ConfigError(str(e)) from e
 
 
 def _key_text(key):

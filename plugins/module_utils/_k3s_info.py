@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan
@@ -196,10 +197,9 @@ def gather_kubeadm(view, manifest_path, service='kubelet'):
                              % (manifest_path, service, KUBEADM_KUBELET_CONF))
         return result
     try:
-        pod = k3s_config.yaml.safe_load(data)
-    except k3s_config.yaml.YAMLError as e:
-        raise services.ServiceError('%s is not valid YAML (%s); the kubelet cannot run it either. Fix it and run again.'
-                                    % (manifest_path, str(e).replace('\n', ' '))) from e
+        pod = goyaml.load_json(data, strict=True, name=manifest_path)
+    except goyaml.GoYamlError as e:
+        raise services.ServiceError('%s; the kubelet cannot run it either. Fix it and run again.' % e) from e
     container = _scheduler_container(pod) if isinstance(pod, dict) else None
     if container is None or not isinstance(container.get('command') or [], list):
         raise services.ServiceError('%s is not a static pod with a kube-scheduler container; give manifest_path '

@@ -96,15 +96,28 @@ def test_merge_table(docs, flags):
     ('', []),
     ('# only a comment\n', []),
     ('m: {x: 1}\n', ['-m=[{x 1}]']),
+    # what go-yaml v2 reads and PyYAML's pure-Python reader refuses or reads otherwise
+    ('a: b\t# a TAB before the comment\n', ['-a=b']),
+    ('a:\n  - x\t# c\n  - z\n', ['-a=x', '-a=z']),
+    ('a: 0o17\n', ['-a=15']),
+    ('a: 017\n', ['-a=15']),
+    ('a: 0x1f\n', ['-a=31']),
+    ('a: 1_000\n', ['-a=1000']),
+    ('a: 1e6\n', ['-a=1e+06']),
+    ('a: [y, n, on, off]\n', ['-a=true', '-a=false', '-a=true', '-a=false']),
+    ('a: 1:30\n', ['-a=1:30']),
+    ('a: 2026-11-24\n', ['-a=2026-11-24']),
+    ('a: "  spaced  "\n', ['-a=spaced']),
+    ('a: []\n', []),
 ])
 def test_yaml_values(text, flags):
     assert kc.to_flags(kc.merge([('f', kc.load_yaml(text))])) == flags
 
 
 @pytest.mark.parametrize('text, message', [
-    ('- a\n- b\n', 'must be a YAML mapping'),
+    ('- a\n- b\n', 'mapping of flag names to values'),
     ('a: [\n', 'not valid YAML'),
-    ('just text', 'must be a YAML mapping'),
+    ('just text', 'mapping of flag names to values'),
 ])
 def test_bad_files(text, message):
     with pytest.raises(kc.ConfigError, match=message):

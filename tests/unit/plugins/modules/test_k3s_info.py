@@ -144,6 +144,13 @@ def test_config_d_gives_the_scheduler_config(node):
 
 
 
+def test_a_config_file_that_go_yaml_reads_and_pyyaml_refuses(node):
+    node.install()
+    node.write(CONFIG, 'kube-scheduler-arg:\n  - config=/etc/sched.yaml\t# ours\nnode-name: on\n')
+    r = ok()
+    assert r['scheduler_config'] == '/etc/sched.yaml' and r['node_name'] == 'true'
+
+
 def test_later_file_without_plus_replaces(node):
     node.install()
     node.write(CONFIG + '.d/10-a.yaml', 'kube-scheduler-arg:\n  - config=/etc/a.yaml\n')
@@ -275,7 +282,7 @@ def test_bad_config_file(node):
     msg = fail()
     assert CONFIG in msg and 'not valid YAML' in msg and 'Fix or remove' in msg
     node.write(CONFIG, '- a list\n')
-    assert 'must be a YAML mapping' in fail()
+    assert 'mapping of flag names to values' in fail()
 
 
 def test_parse_version_and_scheduler_config_of():
