@@ -315,6 +315,7 @@ def apply(module, plan, backup=False, backup_dir=None):
     the files already written).
     """
     check_plan(plan)
+    backup_dir = host_path(ROOT, backup_dir) if backup_dir else None
     files = []
     done = []
     for change in plan.changes:

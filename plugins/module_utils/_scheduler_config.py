@@ -12,45 +12,35 @@ this file", with kube-scheduler-like messages carrying the field path. ``plan`` 
 an existing file (or none) and the module's options into the new file content, keeping
 every key, value, comment and order it does not own.
 
-YAML: the document is checked as kube-scheduler reads it (YAML 1.1 scalars, duplicate
-keys refused) with PyYAML; the file is edited with ruamel.yaml round-trip so comments
-and layout survive. Both work with ruamel.yaml 0.17.21 and 0.18.
+YAML: the document is read as kube-scheduler reads it (``_goyaml``: go-yaml v2's scalars,
+duplicate keys refused, sigs.k8s.io/yaml's JSON) and edited through ``_yamledit``, which
+splices our entry into the text and leaves every other byte alone (CRLF, BOM, ``---``/``...``,
+comments, indentation, ``extenders: []``, JSON). Our entry carries a marker comment
+(``# baremetal.k3s extender: <name>``) that finds it again whatever its URL; in a flow or
+JSON document, where no comment can stand, it is found by its ``urlPrefix``.
 """
 
 from __future__ import annotations
 
 import base64
-import io
 import json
 import os
 import re
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config_schema as schema
 from ansible_collections.baremetal.k3s.plugins.module_utils import _url
+from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as yamledit
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
-try:
-    import yaml as pyyaml
-    HAS_PYYAML = True
-    PYYAML_IMPORT_ERROR = None
-except ImportError as _e:  # pragma: no cover - depends on the node
-    pyyaml = None
-    HAS_PYYAML = False
-    PYYAML_IMPORT_ERROR = _e
-
-try:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-    HAS_RUAMEL = True
-    RUAMEL_IMPORT_ERROR = None
-except ImportError as _e:  # pragma: no cover - depends on the node
-    YAML = CommentedMap = CommentedSeq = None
-    HAS_RUAMEL = False
-    RUAMEL_IMPORT_ERROR = _e
+HAS_YAML = goyaml.HAS_YAML
+YAML_IMPORT_ERROR = goyaml.YAML_IMPORT_ERROR
 
 GROUP = schema.GROUP
 KIND = schema.KIND
 MARKER = '# Created by baremetal.k3s.scheduler_config; it deletes this file when our extender is removed and nothing else is left.'
 MARKER_KEY = 'Created by baremetal.k3s.scheduler_config'
+DEFAULT_NAME = 'default'
 
 # apiVersion -> (first minor, last minor or None) of Kubernetes 1.x that accepts it
 VERSIONS = {
@@ -70,12 +60,11 @@ PLATFORM_KUBECONFIGS = (
 # Directories whose every file is read by the kubelet: never put a backup there.
 
 
-class SchedulerConfigError(Exception):
+class SchedulerConfigError(PlanError):
     """A refusal: ``msg`` says what is wrong and what to do; ``errors`` lists field errors."""
 
     def __init__(self, msg, errors=None):
-        super().__init__(msg)
-        self.msg = msg
+        super().__init__(msg, errors=list(errors or []))
         self.errors = list(errors or [])
 
 
@@ -135,188 +124,23 @@ def resolve_api_version(api_version, kubernetes_version):
 
 
 # ---------------------------------------------------------------- YAML
-# How go-yaml v2 (under sigs.k8s.io/yaml, kube-scheduler's YAML reader) resolves a plain scalar.
-# It is YAML 1.1 but not PyYAML's: "y"/"n" are booleans, "1e3" and "08" are floats, "0o17" is an
-# int, "1:30" is a string. Timestamps stay strings when decoded into JSON.
-_GO_PLAIN_TAG = 'tag:baremetal.k3s,2026:go-plain'
-_GO_MAP = {}
-for _words, _value in ((('y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON'), True),
-                       (('n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF'), False),
-                       (('', '~', 'null', 'Null', 'NULL'), None),
-                       (('.nan', '.NaN', '.NAN'), float('nan')),
-                       (('.inf', '.Inf', '.INF', '+.inf', '+.Inf', '+.INF'), float('inf')),
-                       (('-.inf', '-.Inf', '-.INF'), float('-inf'))):
-    for _word in _words:
-        _GO_MAP[_word] = _value
-_GO_FLOAT = re.compile(r'^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$')
-_GO_TIMESTAMP = re.compile(r'^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}'
-                           r'(([Tt]|[ \t]+)[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]*)?(Z|[-+][0-9]{2}:[0-9]{2})?)?$')
-_GO_DIGITS = {2: '01', 8: '01234567', 10: '0123456789', 16: '0123456789abcdefABCDEF'}
-
-
-def _go_parse_int(text, signed):
-    """Go's strconv.ParseInt(text, 0, 64) (signed) or ParseUint(text, 0, 64); None on error."""
-    sign = 1
-    s = text
-    if signed and s[:1] in ('+', '-'):
-        sign = -1 if s[0] == '-' else 1
-        s = s[1:]
-    base = 10
-    if s[:1] == '0':
-        if len(s) >= 3 and s[1] in 'bB':
-            base, s = 2, s[2:]
-        elif len(s) >= 3 and s[1] in 'oO':
-            base, s = 8, s[2:]
-        elif len(s) >= 3 and s[1] in 'xX':
-            base, s = 16, s[2:]
-        else:
-            base, s = 8, s[1:] or '0'
-    if not s or any(c not in _GO_DIGITS[base] for c in s):
-        return None
-    value = sign * int(s, base)
-    low, high = (-(2 ** 63), 2 ** 63 - 1) if signed else (0, 2 ** 64 - 1)
-    return value if low <= value <= high else None
-
-
-def _go_parse_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return None if value in (float('inf'), float('-inf')) else value
-
-
-def go_resolve_plain(text):
-    """The value go-yaml v2 gives the plain (unquoted, untagged) scalar ``text``."""
-    if text in _GO_MAP:
-        return _GO_MAP[text]
-    hint = text[0]
-    if hint == '.':
-        value = _go_parse_float(text)
-        return text if value is None else value
-    if hint not in '+-0123456789':
-        return text
-    if _GO_TIMESTAMP.match(text):
-        return text
-    plain = text.replace('_', '')
-    for signed in (True, False):
-        value = _go_parse_int(plain, signed)
-        if value is not None:
-            return value
-    if _GO_FLOAT.match(plain):
-        value = _go_parse_float(plain)
-        if value is not None:
-            return value
-    for prefix, sign in (('0b', 1), ('-0b', -1)):
-        if plain.startswith(prefix) and plain[len(prefix):] and all(c in '01' for c in plain[len(prefix):]):
-            value = sign * int(plain[len(prefix):], 2)
-            if -(2 ** 63) <= value <= 2 ** 63 - 1:
-                return value
-    return text
-
-
-def _strict_loader():
-    class StrictLoader(pyyaml.SafeLoader):  # pylint: disable=too-many-ancestors
-        """SafeLoader that refuses duplicate keys and resolves plain scalars as go-yaml v2 does."""
-
-        def resolve(self, kind, value, implicit):
-            if kind is pyyaml.ScalarNode and implicit[0] and value != '<<':
-                return _GO_PLAIN_TAG
-            return pyyaml.SafeLoader.resolve(self, kind, value, implicit)
-
-    def construct_mapping(loader, node, deep=False):
-        loader.flatten_mapping(node)
-        seen = {}
-        for key_node, _value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
-            try:
-                hash(key)
-            except TypeError:
-                raise pyyaml.constructor.ConstructorError(None, None, 'found an unhashable key', key_node.start_mark)
-            if key in seen:
-                raise pyyaml.constructor.ConstructorError(
-                    None, None, 'key %r already set in map (duplicate key)' % (key,), key_node.start_mark)
-            seen[key] = True
-        return pyyaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-    def construct_str_timestamp(loader, node):
-        # go-yaml hands a timestamp to JSON as a string; keep it a string.
-        return loader.construct_scalar(node)
-
-    def construct_go_plain(loader, node):
-        return go_resolve_plain(loader.construct_scalar(node))
-
-    StrictLoader.add_constructor('tag:yaml.org,2002:map', construct_mapping)
-    StrictLoader.add_constructor('tag:yaml.org,2002:timestamp', construct_str_timestamp)
-    StrictLoader.add_constructor(_GO_PLAIN_TAG, construct_go_plain)
-    # "<<" is a merge key only as a key (flatten_mapping handles those); as a value go-yaml reads a string.
-    StrictLoader.add_constructor('tag:yaml.org,2002:merge', lambda loader, node: loader.construct_scalar(node))
-    return StrictLoader
-
-
-def load_strict(text):
-    """Parse ``text`` as kube-scheduler would: one YAML document, duplicate keys refused.
+def load_strict(text, name='the file'):
+    """The document as kube-scheduler reads it: one YAML (or JSON) document, duplicate keys refused,
+    turned into JSON as sigs.k8s.io/yaml does (go-yaml v2's scalars: ``y`` is true, ``0o17`` is 15).
 
     Returns the document (None for an empty file). Raises SchedulerConfigError.
     """
-    if not HAS_PYYAML:
-        raise SchedulerConfigError('PyYAML is required to check a scheduler config')
-    loader_cls = _strict_loader()
+    if not goyaml.HAS_YAML:
+        raise SchedulerConfigError('PyYAML is required to read a scheduler config')
     try:
-        docs = list(pyyaml.load_all(text, Loader=loader_cls))  # nosec B506 - SafeLoader subclass
-    except pyyaml.YAMLError as e:
+        docs = goyaml.compose_all(text, name)
+        if len(docs) > 1:
+            raise SchedulerConfigError(
+                'the file holds %d YAML documents; kube-scheduler reads a single KubeSchedulerConfiguration: '
+                'keep one document and remove the others' % len(docs))
+        return goyaml.load_json(text, strict=True, name=name)
+    except goyaml.GoYamlError as e:
         raise SchedulerConfigError('the file is not valid YAML: %s; fix the syntax or remove the file' % (e,))
-    docs_non_empty = [d for d in docs if d is not None]
-    if len(docs) > 1:
-        raise SchedulerConfigError(
-            'the file holds %d YAML documents; kube-scheduler reads a single KubeSchedulerConfiguration: '
-            'keep one document and remove the others' % len(docs))
-    return docs_non_empty[0] if docs_non_empty else None
-
-
-_LINE = re.compile(r'^( *)(- +)?([^#\s-][^:#]*:)?')
-
-
-def guess_indent(text):
-    """(mapping indent, sequence indent, dash offset) of a block YAML text, for ruamel's ``indent()``.
-
-    The first nested mapping key gives the mapping indent; the first block sequence
-    under a key gives the dash offset and where the item's content starts.
-    """
-    mapping = sequence = offset = None
-    parent = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith('#') or stripped.startswith('---'):
-            continue
-        m = _LINE.match(line)
-        col = len(m.group(1))
-        if m.group(2) and parent is not None and sequence is None and col >= parent:
-            offset = col - parent
-            sequence = offset + len(m.group(2))
-        elif m.group(3) and not m.group(2) and parent is not None and mapping is None and col > parent:
-            mapping = col - parent
-        parent = col if (m.group(3) and stripped.endswith(':') and not m.group(2)) else None
-        if mapping is not None and sequence is not None:
-            break
-    mapping = mapping or 2
-    if sequence is None:
-        sequence, offset = mapping, 0
-    return mapping, max(sequence, offset + 2), offset
-
-
-def _ruamel():
-    y = YAML(typ='rt')
-    y.preserve_quotes = True
-    y.width = 4096
-    y.brace_single_entry_mapping_in_flow_sequence = True
-    return y
-
-
-def _dump(y, data):
-    buf = io.StringIO()
-    y.dump(data, buf)
-    return buf.getvalue()
 
 
 # ---------------------------------------------------------------- names
@@ -1124,13 +948,13 @@ def render_extender(options, exists=os.path.exists):
     out = {}
     for snake, camel in _EXTENDER_FIELDS:
         value = options.get(snake)
-        if value is None:
-            continue
+        if value is None or (isinstance(value, (str, list, dict)) and not value):
+            continue  # not set ('', [] and {} count as not set, so a role can pass its variables as they are)
         if snake == 'tls_config':
             tls = {}
             for tsnake, tcamel in _TLS_FIELDS:
                 tvalue = value.get(tsnake)
-                if tvalue is None:
+                if tvalue is None or tvalue == '':
                     continue
                 if tsnake.endswith('_data'):
                     tvalue = base64.b64encode(tvalue.encode('utf-8')).decode('ascii')
@@ -1171,36 +995,10 @@ def render_extender(options, exists=os.path.exists):
     return out
 
 
-def _to_plain(value):
-    if isinstance(value, dict):
-        return {k: _to_plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_to_plain(v) for v in value]
-    return value
-
-
-def _commented(value):
-    if isinstance(value, dict):
-        cm = CommentedMap()
-        for k, v in value.items():
-            cm[k] = _commented(v)
-        return cm
-    if isinstance(value, list):
-        cs = CommentedSeq()
-        for v in value:
-            cs.append(_commented(v))
-        return cs
-    return value
-
-
-def _url_of(entry):
-    return entry.get('urlPrefix') if isinstance(entry, dict) else None
-
-
 def extender_urls(data):
     if not isinstance(data, dict) or not isinstance(data.get('extenders'), list):
         return []
-    return [_url_of(e) for e in data['extenders'] if isinstance(e, dict)]
+    return [e.get('urlPrefix') if isinstance(e, dict) else None for e in data['extenders']]
 
 
 def _has_marker(text):
@@ -1219,58 +1017,77 @@ def _only_ours_left(data):
     return not data.get('extenders')
 
 
-def new_document(version, kubeconfig, leader_elect, extender):
-    return {
-        'apiVersion': '%s/%s' % (GROUP, version),
-        'kind': KIND,
-        'clientConnection': {'kubeconfig': kubeconfig},
-        'leaderElection': {'leaderElect': leader_elect},
-        'extenders': [extender],
-    }
+def new_document(version, kubeconfig, leader_elect):
+    """A new file of ours, without extenders yet (they are added as in any file)."""
+    return ('%s\napiVersion: %s/%s\nkind: %s\nclientConnection:\n  kubeconfig: %s\nleaderElection:\n  leaderElect: %s\n'
+            % (MARKER, GROUP, version, KIND, yamledit.render_scalar(kubeconfig), 'true' if leader_elect else 'false'))
 
 
-def plan(before, params, exists=os.path.exists):
-    """Compute the change.
+def item_marker(name):
+    """The comment line right above our extender entry: what finds it again, whatever its URL."""
+    return '# baremetal.k3s extender: %s' % name
 
-    ``before``: the file's bytes or None. ``params``: state, extender, api_version,
-    kubernetes_version, kubeconfig, leader_elect. Returns a dict: ``after`` (bytes, or
-    None to delete the file), ``changed``, ``api_version`` (full), ``extenders``,
-    ``created``, ``removed``. Raises SchedulerConfigError; nothing is written here.
+
+def key_marker(name):
+    """The comment line above an ``extenders:`` key this module added (it goes when it empties)."""
+    return '# baremetal.k3s: extenders added for %s' % name
+
+
+def find_ours(doc, data, name, url):
+    """(index, how) of our extender in ``extenders``: by its marker comment, else by its urlPrefix; (None, None)."""
+    if not isinstance(data.get('extenders'), list):
+        return None, None
+    marked = doc.find_marked('extenders', item_marker(name)) if doc.find('extenders') is not None else []
+    if len(marked) > 1:
+        raise SchedulerConfigError('the extenders list holds %d entries marked "%s"; remove all but one by hand and run '
+                                   'again' % (len(marked), item_marker(name)))
+    if marked:
+        return marked[0], 'marker'
+    by_url = [i for i, e in enumerate(data['extenders']) if isinstance(e, dict) and e.get('urlPrefix') == url]
+    if len(by_url) > 1:
+        raise SchedulerConfigError('the extenders list holds %d entries with urlPrefix %s; kube-scheduler would call it '
+                                   'that many times. Remove all but one by hand and run again' % (len(by_url), url))
+    return (by_url[0], 'url') if by_url else (None, None)
+
+
+def _edit(fn, *args, **kw):
+    try:
+        return fn(*args, **kw)
+    except goyaml.GoYamlError as e:
+        raise SchedulerConfigError('%s. Nothing was changed.' % e)
+
+
+def edit(before, params, exists=os.path.exists):
+    """The new bytes of the file (``after``, None to delete it) and the facts, for ``before`` (bytes or None).
+
+    ``params``: state, name, extender, api_version, kubernetes_version, kubeconfig, leader_elect.
+    Pure: ``exists`` answers whether a path exists on the node. Raises SchedulerConfigError.
     """
-    if not (HAS_RUAMEL and HAS_PYYAML):
-        raise SchedulerConfigError('ruamel.yaml and PyYAML are required')
     state = params.get('state') or 'present'
+    name = params.get('name') or DEFAULT_NAME
     ext_opts = params.get('extender') or {}
     kubernetes_version = params.get('kubernetes_version')
-    if state == 'present':
-        ours = render_extender(ext_opts, exists=exists)
-    else:
-        ours = None
+    ours = render_extender(ext_opts, exists=exists) if state == 'present' else None
     url = ext_opts.get('url_prefix') or ''
-    result = {'changed': False, 'created': False, 'removed': False, 'after': before}
+    result = {'changed': False, 'created': False, 'removed': False, 'after': before, 'exists': before is not None}
 
     if before is None:
         version = resolve_api_version(params.get('api_version'), kubernetes_version)
-        result['api_version'] = '%s/%s' % (GROUP, version)
+        result.update(api_version='%s/%s' % (GROUP, version), extenders=[])
         if state == 'absent':
-            result['extenders'] = []
             return result
         kubeconfig = params.get('kubeconfig')
-        offer = '; '.join('%s: %s' % pair for pair in PLATFORM_KUBECONFIGS)
         if not kubeconfig:
             raise SchedulerConfigError(
-                'the file does not exist, so kubeconfig is required: kube-scheduler ignores --kubeconfig when --config is given. '
-                'Set kubeconfig to the platform\'s scheduler kubeconfig (%s)' % offer)
-        doc = new_document(version, kubeconfig, params.get('leader_elect', True), ours)
-        text = MARKER + '\n' + _dump(_ruamel(), _commented(doc))
-        _final_check(text, kubernetes_version, exists)
-        result.update(after=text.encode('utf-8'), changed=True, created=True, extenders=[url])
-        return result
-
-    try:
-        text = before.decode('utf-8')
-    except UnicodeDecodeError:
-        raise SchedulerConfigError('the file is not UTF-8 text; fix or remove it')
+                'the file does not exist, so kubeconfig is required: kube-scheduler ignores --kubeconfig when --config is '
+                'given. Set kubeconfig to the platform\'s scheduler kubeconfig (%s)' % '; '.join('%s: %s' % p for p in PLATFORM_KUBECONFIGS))
+        text = new_document(version, kubeconfig, params.get('leader_elect', True))
+        result['created'] = True
+    else:
+        try:
+            text = before.decode('utf-8')
+        except UnicodeDecodeError:
+            raise SchedulerConfigError('the file is not UTF-8 text; fix or remove it')
     data = load_strict(text)
     version = check_document(data, kubernetes_version)
     if params.get('api_version') not in (None, 'auto') and params['api_version'] != version:
@@ -1278,47 +1095,75 @@ def plan(before, params, exists=os.path.exists):
             'the file uses %s/%s but api_version is %s; this module does not convert files between versions. '
             'Use api_version: auto, or migrate the file first' % (GROUP, version, params['api_version']))
     result['api_version'] = '%s/%s' % (GROUP, version)
-    if isinstance(data.get('extenders'), list):
-        current = [e for e in data['extenders'] if isinstance(e, dict) and e.get('urlPrefix') == url]
-    else:
-        current = []
-
-    if state == 'present' and len(current) == 1 and current[0] == ours:
-        result['extenders'] = extender_urls(data)
-        return result
-    if state == 'absent' and not current:
-        result['extenders'] = extender_urls(data)
-        return result
-
-    y = _ruamel()
-    mapping, sequence, offset = guess_indent(text)
-    y.indent(mapping=mapping, sequence=sequence, offset=offset)
-    rt = y.load(text)
-    exts = rt.get('extenders')
+    doc = _edit(yamledit.Document, text, name=params.get('path') or 'the file')
+    index, how = find_ours(doc, data, name, url)
+    marked = doc.accepts_comment('extenders') if doc.find('extenders') is not None else doc.accepts_comment(())
     if state == 'present':
-        if not isinstance(exts, list):
-            rt['extenders'] = CommentedSeq()
-            exts = rt['extenders']
-        positions = [i for i, e in enumerate(exts) if isinstance(e, dict) and e.get('urlPrefix') == url]
-        if positions:
-            exts[positions[0]] = _commented(ours)
-            for i in reversed(positions[1:]):
-                del exts[i]
+        current = data['extenders'][index] if index is not None else None
+        if current == ours and (how == 'marker' or not marked):
+            result['extenders'] = extender_urls(data)
+            result['after'] = text.encode('utf-8') if before is None else before
+            return _finish(result, before, text, kubernetes_version, exists)
+        if index is not None and how == 'marker':
+            _edit(doc.replace, ('extenders', index), ours)
         else:
-            exts.append(_commented(ours))
+            if index is not None:  # an entry found by its URL only (an older version of this module, or hand-written)
+                _edit(doc.remove, ('extenders', index), comment=True)
+            if doc.find('extenders') is None:
+                if not marked:
+                    raise SchedulerConfigError(
+                        'the file is JSON (or flow style) and has no "extenders" list; this module can add its entry to '
+                        'one but could not take the key out again exactly (a JSON file holds no marker comment). Add '
+                        '"extenders": [] to the file, then run again')
+                _edit(doc.add_key, (), 'extenders', None, comment=key_marker(name))
+            elif data.get('extenders') is None:
+                raise SchedulerConfigError(
+                    '"extenders" is null in the file (extenders: with no value); this module could add its entry but not '
+                    'give the null back exactly. Write "extenders: []" or remove the key, then run again')
+            _edit(doc.append, 'extenders', ours, comment=item_marker(name) if doc.accepts_comment('extenders') else None)
     else:
-        for i in reversed([i for i, e in enumerate(exts) if isinstance(e, dict) and e.get('urlPrefix') == url]):
-            del exts[i]
-        if not exts:
-            del rt['extenders']
-        if _has_marker(text) and _only_ours_left(_to_plain(rt)):
-            result.update(after=None, changed=True, removed=True, extenders=[])
+        if index is None:
+            result['extenders'] = extender_urls(data)
             return result
-    new_text = _dump(y, rt)
-    _final_check(new_text, kubernetes_version, exists)
-    after = new_text.encode('utf-8')
-    result.update(after=after, changed=after != before, extenders=extender_urls(load_strict(new_text)))
+        _edit(doc.remove, ('extenders', index), comment=item_marker(name) if how == 'marker' else True)
+        if not doc.get('extenders') and key_marker(name) in _comments_above(doc, 'extenders'):
+            _edit(doc.remove, 'extenders', comment=key_marker(name))
+        if _has_marker(doc.text) and _only_ours_left(load_strict(doc.text)):
+            result.update(after=None, changed=True, removed=True, extenders=[], exists=False)
+            return result
+    return _finish(result, before, doc.text, kubernetes_version, exists)
+
+
+def _comments_above(doc, key):
+    entry = doc.entry((key,))
+    return entry.comments if entry is not None else []
+
+
+def _finish(result, before, text, kubernetes_version, exists):
+    _final_check(text, kubernetes_version, exists)
+    after = text.encode('utf-8')
+    result.update(after=after, changed=after != before, exists=True, extenders=extender_urls(load_strict(text)))
     return result
+
+
+def plan(view, params):
+    """The Plan of ``baremetal.k3s.scheduler_config``: the scheduler config with our extender in or out."""
+    path = params['path']
+    if not os.path.isabs(path or ''):
+        raise SchedulerConfigError('path %r must be an absolute path' % (path,))
+    if view.isdir(path):
+        raise SchedulerConfigError('path %s is a directory; give the scheduler config file' % path)
+    if params.get('kubeconfig') and not os.path.isabs(params['kubeconfig']):
+        raise SchedulerConfigError('kubeconfig %s must be an absolute path' % params['kubeconfig'])
+    before = view.read(path)
+    result = edit(before, params, exists=view.exists)
+    new = before is None
+    change = Change(path, before, result.pop('after'), mode=0o600 if new else None, owner='root' if new else None,
+                    group='root' if new else None)
+    result.pop('changed')
+    result['path'] = path
+    result['name'] = params.get('name') or DEFAULT_NAME
+    return Plan([change], result)
 
 
 def _final_check(text, kubernetes_version, exists):

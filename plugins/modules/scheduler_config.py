@@ -11,9 +11,18 @@ module: scheduler_config
 short_description: Ensure a scheduler extender is or is not in a KubeSchedulerConfiguration file
 version_added: 0.1.0
 description:
-  - Adds, updates or removes one scheduler extender, identified by its C(urlPrefix), in the file kube-scheduler reads
-    with C(--config) (on k3s and RKE2 given as C(--kube-scheduler-arg=config=PATH)).
-  - Everything else in an existing file is kept, with its order and comments, including other extenders and profiles.
+  - Adds, updates or removes one scheduler extender in the file kube-scheduler reads with C(--config) (on k3s and RKE2
+    given as C(--kube-scheduler-arg=config=PATH)).
+  - Our entry carries a marker comment, C(# baremetal.k3s extender: <name>) (O(name)), which finds it again whatever
+    its URL - a new port or C(https) replaces the entry instead of adding a second one - and with O(state=absent). In
+    a flow-style list or a JSON file, where no comment can stand, and for an entry written by hand or by an older
+    version, it is found by its C(urlPrefix); such an entry is replaced by a marked one at the end of the list.
+  - Every byte the module does not own is kept - other extenders and profiles, comments, order, line endings (CRLF),
+    a byte order mark, C(---)/C(...) markers, indentation, trailing spaces, C(extenders: []), a JSON file stays JSON.
+    The new entry is written in the style of its surroundings, and removing it gives back the file byte for byte.
+  - The file is read as kube-scheduler reads it (go-yaml v2's scalars, duplicate keys refused). A form that cannot be
+    edited safely (an anchor or alias on the list, a multi-line flow list with comments inside) is refused with the
+    reason.
   - The whole result is checked the way kube-scheduler checks it (strict decoding of every field at every depth,
     the validation rules of the config and of the in-tree plugin arguments) before anything is written. A file the
     scheduler would refuse is never written, because a k3s or RKE2 server shuts down on it.
@@ -24,9 +33,8 @@ description:
 author:
   - baremetal.k3s contributors (@baremetal)
 requirements:
-  - ruamel.yaml >= 0.17.21 on the node (Debian and Ubuntu C(python3-ruamel.yaml), SUSE C(python3-ruamel.yaml); EL has no
-    package, use C(pip install ruamel.yaml) for the Python Ansible uses there)
-  - PyYAML on the node (Debian and Ubuntu C(python3-yaml), EL C(python3-pyyaml), SUSE C(python3-PyYAML))
+  - PyYAML on the node, with libyaml as the distributions build it (Debian and Ubuntu C(python3-yaml), EL
+    C(python3-pyyaml), SUSE C(python3-PyYAML))
 extends_documentation_fragment:
   - baremetal.k3s._attributes
   - baremetal.k3s._attributes.FILES
@@ -38,20 +46,28 @@ options:
     required: true
   state:
     description:
-      - V(present) adds or updates the extender; V(absent) removes only that extender (matched by O(extender.url_prefix)).
+      - V(present) adds or updates the extender; V(absent) removes only that extender (found by O(name), else by
+        O(extender.url_prefix)), and an C(extenders) key this module added for it.
     type: str
     choices: [present, absent]
     default: present
+  name:
+    description:
+      - The name in our entry's marker comment, which tells our extender from others in the same file; one per
+        extender this collection manages there, for example V(csi-baremetal).
+    type: str
+    default: default
   extender:
     description:
       - Our extender. Rendered to the camelCase fields of the KubeSchedulerConfiguration C(extenders) list.
-      - Options left unset are not written.
+      - Options left unset (or empty - V(''), V([]), V({})) are not written.
     type: dict
     required: true
     suboptions:
       url_prefix:
         description:
-          - C(urlPrefix), the extender's base URL; it identifies our entry. Must start with C(http://) or C(https://).
+          - C(urlPrefix), the extender's base URL. Must start with C(http://) or C(https://), with a host and, if any, a port
+            from 1 to 65535; checked before anything is written.
         type: str
         required: true
       filter_verb:
@@ -219,6 +235,23 @@ removed:
   returned: always
   type: bool
   sample: false
+exists:
+  description: Whether the file exists after the change (a caller takes out the flag that passes it once it is gone).
+  returned: always
+  type: bool
+  sample: true
+name:
+  description: The name in our entry's marker comment.
+  returned: always
+  type: str
+  sample: csi-baremetal
+files:
+  description:
+    - One entry per file changed, so a caller can undo exactly this run (module M(baremetal.k3s.rollback)).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{path: /etc/rancher/k3s/kube-scheduler/config.yaml, action: created, backup_file: null}]
 backup_file:
   description: The backup of the previous file.
   returned: when O(backup=true) and the file changed
@@ -226,107 +259,74 @@ backup_file:
   sample: /var/backups/baremetal-k3s/config.yaml.4242.2026-01-01@12:00:00~
 diff:
   description: Before and after text.
-  returned: in diff mode
-  type: dict
-  sample: {before: "", after: "apiVersion: kubescheduler.config.k8s.io/v1\n..."}
+  returned: in diff mode, when the file changed
+  type: list
+  elements: dict
+  sample: [{before: "", after: "apiVersion: kubescheduler.config.k8s.io/v1\n..."}]
 '''
-
-import os
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
 from ansible_collections.baremetal.k3s.plugins.module_utils import _static_pod as sp
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+
+TLS_SPEC = dict(
+    insecure=dict(type='bool'),
+    server_name=dict(type='str'),
+    cert_file=dict(type='path'),
+    key_file=dict(type='path'),
+    ca_file=dict(type='path'),
+    cert_data=dict(type='str'),
+    key_data=dict(type='str', no_log=True),
+    ca_data=dict(type='str'),
+)
+EXTENDER_SPEC = dict(
+    url_prefix=dict(type='str', required=True),
+    filter_verb=dict(type='str'),
+    prioritize_verb=dict(type='str'),
+    preempt_verb=dict(type='str'),
+    bind_verb=dict(type='str'),
+    weight=dict(type='int'),
+    enable_https=dict(type='bool'),
+    tls_config=dict(type='dict', options=TLS_SPEC),
+    http_timeout=dict(type='str'),
+    node_cache_capable=dict(type='bool'),
+    managed_resources=dict(type='list', elements='dict', options=dict(
+        name=dict(type='str', required=True),
+        ignored_by_scheduler=dict(type='bool'),
+    )),
+    ignorable=dict(type='bool'),
+)
+ARGUMENT_SPEC = dict(
+    path=dict(type='path', required=True),
+    state=dict(type='str', default='present', choices=['present', 'absent']),
+    name=dict(type='str', default=sc.DEFAULT_NAME),
+    extender=dict(type='dict', required=True, options=EXTENDER_SPEC),
+    api_version=dict(type='str', default='auto', choices=['auto', 'v1', 'v1beta3', 'v1beta2', 'v1beta1']),
+    kubernetes_version=dict(type='str'),
+    kubeconfig=dict(type='path'),
+    leader_elect=dict(type='bool', default=True),
+    backup=dict(type='bool', default=False),
+    backup_dir=dict(type='path', default='/var/backups/baremetal-k3s'),
+)
 
 
 def main():
-    tls_spec = dict(
-        insecure=dict(type='bool'),
-        server_name=dict(type='str'),
-        cert_file=dict(type='path'),
-        key_file=dict(type='path'),
-        ca_file=dict(type='path'),
-        cert_data=dict(type='str'),
-        key_data=dict(type='str', no_log=True),
-        ca_data=dict(type='str'),
-    )
-    extender_spec = dict(
-        url_prefix=dict(type='str', required=True),
-        filter_verb=dict(type='str'),
-        prioritize_verb=dict(type='str'),
-        preempt_verb=dict(type='str'),
-        bind_verb=dict(type='str'),
-        weight=dict(type='int'),
-        enable_https=dict(type='bool'),
-        tls_config=dict(type='dict', options=tls_spec),
-        http_timeout=dict(type='str'),
-        node_cache_capable=dict(type='bool'),
-        managed_resources=dict(type='list', elements='dict', options=dict(
-            name=dict(type='str', required=True),
-            ignored_by_scheduler=dict(type='bool'),
-        )),
-        ignorable=dict(type='bool'),
-    )
-    module = AnsibleModule(
-        argument_spec=dict(
-            path=dict(type='path', required=True),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            extender=dict(type='dict', required=True, options=extender_spec),
-            api_version=dict(type='str', default='auto', choices=['auto', 'v1', 'v1beta3', 'v1beta2', 'v1beta1']),
-            kubernetes_version=dict(type='str'),
-            kubeconfig=dict(type='path'),
-            leader_elect=dict(type='bool', default=True),
-            backup=dict(type='bool', default=False),
-            backup_dir=dict(type='path', default='/var/backups/baremetal-k3s'),
-        ),
-        supports_check_mode=True,
-    )
-    if not sc.HAS_RUAMEL:
-        module.fail_json(msg=_deps.missing_lib_msg('ruamel.yaml'), exception=str(sc.RUAMEL_IMPORT_ERROR))
-    if not sc.HAS_PYYAML:
-        module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sc.PYYAML_IMPORT_ERROR))
-
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
-    path = params['path']
+    if not sc.HAS_YAML:
+        module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sc.YAML_IMPORT_ERROR))
     if params['backup'] and sp.in_static_pod_dir(params['backup_dir']):
         module.fail_json(msg='backup_dir %s is inside a static-pod manifest directory, where the kubelet reads every file; '
                              'choose another directory, for example /var/backups/baremetal-k3s' % params['backup_dir'])
-    if os.path.isdir(path):
-        module.fail_json(msg='path %s is a directory; give the scheduler config file' % path)
-    if params['kubeconfig'] and not os.path.isabs(params['kubeconfig']):
-        module.fail_json(msg='kubeconfig %s must be an absolute path' % params['kubeconfig'])
-
-    before = _io.read_bytes(path)
     try:
-        change = sc.plan(before, params)
-    except sc.SchedulerConfigError as e:
-        module.fail_json(msg=e.msg, errors=e.errors, path=path)
-
-    result = dict(
-        changed=change['changed'], path=path, api_version=change['api_version'], extenders=change['extenders'],
-        created=change['created'], removed=change['removed'],
-    )
-    if module._diff:
-        result['diff'] = dict(
-            before=(before or b'').decode('utf-8', 'replace'),
-            after=(change['after'] or b'').decode('utf-8', 'replace'),
-            before_header=path, after_header=path,
-        )
-    if change['changed'] and not module.check_mode:
-        if change['after'] is None:
-            written = _io.remove_file(module, path, backup=params['backup'], backup_dir=params['backup_dir'])
-        else:
-            as_root = os.geteuid() == 0
-            written = _io.write_file(
-                module, path, change['after'],
-                mode=0o600 if before is None else None,
-                owner='root' if (as_root and before is None) else None,
-                group='root' if (as_root and before is None) else None,
-                backup=params['backup'], backup_dir=params['backup_dir'],
-            )
-        if written['backup_file']:
-            result['backup_file'] = written['backup_file']
+        with _io.node_lock(module, params['path']):
+            plan = sc.plan(_io.node_view(module), params)
+            result = _io.apply(module, plan, backup=params['backup'], backup_dir=params['backup_dir'])
+    except (PlanError, _io.ApplyError) as e:
+        module.fail_json(msg=e.msg, path=params['path'], **getattr(e, 'details', {}))
     module.exit_json(**result)
 
 

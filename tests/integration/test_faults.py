@@ -33,7 +33,7 @@ import time
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
-from ansible_collections.baremetal.k3s.plugins.modules import k3s_service_arg, node_lease, rollback
+from ansible_collections.baremetal.k3s.plugins.modules import k3s_service_arg, node_lease, rollback, scheduler_config
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import FakeNode
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
@@ -83,21 +83,25 @@ def _run(module, args, kill_at=None, counter=None):
         sys.settrace(None)
 
 
-def _in_child(fn):
-    """Run ``fn`` in a forked child; (exit status, its JSON result or None)."""
+def _child(fn):
+    """Fork ``fn`` into a child; (pid, read end of the pipe its JSON result comes through)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         os.close(r)
         code = 0
         try:
-            out = json.dumps(fn()).encode()
-            os.write(w, out)
+            os.write(w, json.dumps(fn()).encode())
         except BaseException:  # noqa: B036 pylint: disable=broad-except
             code = 3
         finally:
             os._exit(code)  # pylint: disable=protected-access
     os.close(w)
+    return pid, r
+
+
+def _wait(pid, r):
+    """(exit status, the child's JSON result or None)."""
     data = b''
     while True:
         chunk = os.read(r, 65536)
@@ -136,6 +140,24 @@ def _service_arg_absent(node):
     return k3s_service_arg, {'arg': SCHED, 'state': 'absent'}, [OWN_CONFIG]
 
 
+SCHED_CONFIG = '/etc/rancher/k3s/kube-scheduler/config.yaml'
+SCHED_KUBECONFIG = '/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig'
+EXTENDER = {'url_prefix': 'http://127.0.0.1:8889', 'filter_verb': 'filter', 'weight': 1, 'ignorable': True}
+
+
+def _scheduler_config_new(node):
+    node.write(SCHED_KUBECONFIG, 'apiVersion: v1\nkind: Config\n')
+    return scheduler_config, {'path': SCHED_CONFIG, 'extender': EXTENDER, 'kubeconfig': SCHED_KUBECONFIG, 'backup': True}, [SCHED_CONFIG]
+
+
+def _scheduler_config_merge(node):
+    node.write(SCHED_KUBECONFIG, 'apiVersion: v1\nkind: Config\n')
+    node.write(SCHED_CONFIG, 'apiVersion: kubescheduler.config.k8s.io/v1\r\nkind: KubeSchedulerConfiguration\r\n'
+                             'clientConnection:\r\n  kubeconfig: %s\r\nextenders:\r\n- urlPrefix: http://other:1\r\n'
+               % SCHED_KUBECONFIG)
+    return scheduler_config, {'path': SCHED_CONFIG, 'name': 'csi', 'extender': EXTENDER}, [SCHED_CONFIG]
+
+
 def _lease(node):
     return node_lease, {'name': 'scheduler_extender', 'owner': 'run-1', 'timeout': 0}, ['/run/baremetal-k3s/scheduler_extender.lease']
 
@@ -152,6 +174,8 @@ CASES = {
     'k3s_service_arg/unit': _service_arg_unit,
     'k3s_service_arg/absent': _service_arg_absent,
     'node_lease': _lease,
+    'scheduler_config/new': _scheduler_config_new,
+    'scheduler_config/merge': _scheduler_config_merge,
     'rollback': _rollback,
 }
 
@@ -187,7 +211,7 @@ def test_killed_at_random_points(tmp_path, case):
         node = _node(tmp_path / ('t%d' % trial))
         module, args, paths = CASES[case](node)
         kill_at = rng.randint(1, total)
-        status, dummy = _in_child(lambda: _run(module, args, kill_at=kill_at))
+        status, dummy = _wait(*_child(lambda: _run(module, args, kill_at=kill_at)))
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, \
             '%s trial %d (seed %s): the child was not killed at line %d of %d' % (case, trial, SEED, kill_at, total)
         after = _state(node, paths)
@@ -206,55 +230,57 @@ def test_killed_at_random_points(tmp_path, case):
 
 
 # -- two runs at once ----------------------------------------------------------------------------
+def _race_service_arg(method):
+    def setup(node):
+        unit = node.install()
+        extra = {'method': method} if method else {}
+        args = [dict({'arg': a}, **extra) for a in ('--kube-apiserver-arg=v=2', '--kube-apiserver-arg=audit-log-maxage=3')]
+
+        def check(node):
+            return all(v in (node.read(OWN_CONFIG) or b'') + node.read(unit) for v in (b'v=2', b'audit-log-maxage=3'))
+        return k3s_service_arg, args, check
+    return setup
+
+
+def _race_scheduler_config(node):
+    node.write(SCHED_KUBECONFIG, 'apiVersion: v1\nkind: Config\n')
+    node.write(SCHED_CONFIG, 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n'
+                             'clientConnection:\n  kubeconfig: %s\nextenders: []\n' % SCHED_KUBECONFIG)
+    args = [{'path': SCHED_CONFIG, 'name': name, 'extender': dict(EXTENDER, url_prefix=url)}
+            for name, url in (('a', 'http://127.0.0.1:8001'), ('b', 'http://127.0.0.1:8002'))]
+
+    def check(node):
+        text = node.read(SCHED_CONFIG)
+        return b'8001' in text and b'8002' in text
+    return scheduler_config, args, check
+
+
 RACES = {
-    'k3s_service_arg/config': ('--kube-apiserver-arg=v=2', '--kube-apiserver-arg=audit-log-maxage=3', None),
-    'k3s_service_arg/unit': ('--kube-apiserver-arg=v=2', '--kube-apiserver-arg=audit-log-maxage=3', 'unit'),
+    'k3s_service_arg/config': _race_service_arg(None),
+    'k3s_service_arg/unit': _race_service_arg('unit'),
+    'scheduler_config': _race_scheduler_config,
 }
+
+
 
 
 @pytest.mark.parametrize('case', sorted(RACES))
 def test_two_runs_at_once_lose_nothing(tmp_path, case):
-    a, b, method = RACES[case]
     rounds = max(5, TRIALS // 10)
     for n in range(rounds):
         node = _node(tmp_path / ('r%d' % n))
-        unit = node.install()
-        extra = {'method': method} if method else {}
+        module, both, check = RACES[case](node)
         start = time.time() + 0.2
 
-        def runner(arg):
+        def runner(args):
             def go():
                 while time.time() < start:
                     pass
-                return _run(k3s_service_arg, dict({'arg': arg}, **extra))
+                return _run(module, args)
             return go
 
-        children = []
-        for arg in (a, b):
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the child
-                os.close(r)
-                try:
-                    os.write(w, json.dumps(runner(arg)()).encode())
-                finally:
-                    os._exit(0)  # pylint: disable=protected-access
-            os.close(w)
-            children.append((pid, r))
-        results = []
-        for pid, r in children:
-            data = b''
-            while True:
-                chunk = os.read(r, 65536)
-                if not chunk:
-                    break
-                data += chunk
-            os.close(r)
-            os.waitpid(pid, 0)
-            results.append(json.loads(data))
-        for failed, result in results:
+        children = [_child(runner(args)) for args in both]
+        for failed, result in [_wait(pid, r)[1] for pid, r in children]:
             assert not failed, result
             assert result['changed'] is True
-        text = (node.read(OWN_CONFIG) or b'') + node.read(unit)
-        assert a.split('=', 1)[1].encode() in text and b.split('=', 1)[1].encode() in text, \
-            '%s round %d: a change was lost:\n%s' % (case, n, text.decode())
+        assert check(node), '%s round %d: a change was lost' % (case, n)

@@ -187,7 +187,7 @@ def test_valid_documents_validate(version, index):
 def test_valid_documents_stay_valid_after_merge(version, index):
     text = doc(version, VALID[version][index])
     before = yaml.safe_load(text)
-    change = sc.plan(text.encode(), {'state': 'present', 'extender': dict(OURS)}, exists=exists)
+    change = sc.edit(text.encode(), {'state': 'present', 'extender': dict(OURS)}, exists=exists)
     assert change['changed'] is True
     after_text = change['after'].decode()
     assert errors_of(after_text) == []
@@ -205,9 +205,9 @@ def test_valid_documents_stay_valid_after_merge(version, index):
     for line in text.splitlines():
         pos = after_lines.index(line, pos) + 1
     # idempotent, and absent restores the original bytes
-    again = sc.plan(change['after'], {'state': 'present', 'extender': dict(OURS)}, exists=exists)
+    again = sc.edit(change['after'], {'state': 'present', 'extender': dict(OURS)}, exists=exists)
     assert again['changed'] is False and again['after'] == change['after']
-    back = sc.plan(change['after'], {'state': 'absent', 'extender': {'url_prefix': OURS['url_prefix']}}, exists=exists)
+    back = sc.edit(change['after'], {'state': 'absent', 'extender': {'url_prefix': OURS['url_prefix']}}, exists=exists)
     assert back['after'] == text.encode()
 
 
@@ -216,7 +216,7 @@ INVALID_V1 = [
     ('unknown field', 'extenders:\n  - {urlPrefix: "http://x", enableHttps: true}\n', 'unknown field "extenders[0].enableHttps"'),
     ('unknown nested field', 'profiles:\n  - plugins: {score: {enable: []}}\n', 'unknown field "profiles[0].plugins.score.enable"'),
     ('case sensitive', 'LeaderElection: {}\n', 'unknown field "LeaderElection"'),
-    ('duplicate key', 'parallelism: 1\nparallelism: 2\n', 'duplicate key'),
+    ('duplicate key', 'parallelism: 1\nparallelism: 2\n', 'already set in map'),
     ('int as string', 'parallelism: "16"\n', 'parallelism: cannot decode string into an int32'),
     ('int32 overflow', 'parallelism: 3000000000\n', 'overflows int32'),
     ('bool as string', 'delayCacheUntilActive: "true"\n', 'into a bool field'),
@@ -434,7 +434,7 @@ def test_merge_keeps_foreign_extenders_and_profiles_as_text():
         - urlPrefix: http://127.0.0.1:8889
           filterVerb: old
         """ % KUBECONFIG)
-    change = sc.plan(text.encode(), {'state': 'present', 'extender': dict(OURS)}, exists=exists)
+    change = sc.edit(text.encode(), {'state': 'present', 'extender': dict(OURS)}, exists=exists)
     after = change['after'].decode()
     assert after.startswith(text.split('- urlPrefix: http://127.0.0.1:8889')[0])
     assert after.endswith('- urlPrefix: http://127.0.0.1:8889\n  filterVerb: filter\n  prioritizeVerb: prioritize\n'
@@ -443,7 +443,7 @@ def test_merge_keeps_foreign_extenders_and_profiles_as_text():
     assert data['extenders'][0] == {'urlPrefix': 'http://gpu-share:12345', 'filterVerb': 'filter', 'bindVerb': 'bind'}
     assert data['profiles'] == yaml.safe_load(text)['profiles']
     assert change['extenders'] == ['http://gpu-share:12345', 'http://127.0.0.1:8889']
-    removed = sc.plan(change['after'], {'state': 'absent', 'extender': {'url_prefix': 'http://127.0.0.1:8889'}}, exists=exists)
+    removed = sc.edit(change['after'], {'state': 'absent', 'extender': {'url_prefix': 'http://127.0.0.1:8889'}}, exists=exists)
     assert yaml.safe_load(removed['after'])['extenders'] == [data['extenders'][0]]
     assert '# theirs' in removed['after'].decode() and '# second profile' in removed['after'].decode()
 
@@ -451,43 +451,43 @@ def test_merge_keeps_foreign_extenders_and_profiles_as_text():
 def test_merge_refuses_a_result_the_scheduler_rejects():
     text = doc('v1', 'extenders:\n- {urlPrefix: "http://other", bindVerb: bind}\n')
     with pytest.raises(sc.SchedulerConfigError, match='only one extender can implement bind'):
-        sc.plan(text.encode(), {'state': 'present', 'extender': dict(OURS, bind_verb='bind')}, exists=exists)
+        sc.edit(text.encode(), {'state': 'present', 'extender': dict(OURS, bind_verb='bind')}, exists=exists)
 
 
 def test_merge_keeps_the_file_version():
-    change = sc.plan(doc('v1beta3').encode(), {'state': 'present', 'extender': dict(OURS), 'kubernetes_version': '1.26'}, exists=exists)
+    change = sc.edit(doc('v1beta3').encode(), {'state': 'present', 'extender': dict(OURS), 'kubernetes_version': '1.26'}, exists=exists)
     assert change['api_version'] == GROUP + '/v1beta3'
     with pytest.raises(sc.SchedulerConfigError, match='does not convert files'):
-        sc.plan(doc('v1beta3').encode(), {'state': 'present', 'extender': dict(OURS), 'api_version': 'v1'}, exists=exists)
+        sc.edit(doc('v1beta3').encode(), {'state': 'present', 'extender': dict(OURS), 'api_version': 'v1'}, exists=exists)
 
 
 def test_new_file_and_its_removal():
     params = {'state': 'present', 'extender': dict(OURS), 'kubeconfig': KUBECONFIG, 'leader_elect': False,
               'kubernetes_version': 'v1.24.3+k3s1'}
-    change = sc.plan(None, params, exists=exists)
+    change = sc.edit(None, params, exists=exists)
     assert change['created'] and change['api_version'] == GROUP + '/v1beta3'
     data = yaml.safe_load(change['after'])
     assert data == {'apiVersion': GROUP + '/v1beta3', 'kind': 'KubeSchedulerConfiguration',
                     'clientConnection': {'kubeconfig': KUBECONFIG}, 'leaderElection': {'leaderElect': False},
                     'extenders': [OURS_RENDERED]}
     assert change['after'].decode().startswith(sc.MARKER)
-    gone = sc.plan(change['after'], {'state': 'absent', 'extender': {'url_prefix': OURS['url_prefix']}}, exists=exists)
+    gone = sc.edit(change['after'], {'state': 'absent', 'extender': {'url_prefix': OURS['url_prefix']}}, exists=exists)
     assert gone['after'] is None and gone['removed'] and gone['changed']
 
 
 def test_created_file_with_foreign_content_is_kept():
-    change = sc.plan(None, {'state': 'present', 'extender': dict(OURS), 'kubeconfig': KUBECONFIG}, exists=exists)
+    change = sc.edit(None, {'state': 'present', 'extender': dict(OURS), 'kubeconfig': KUBECONFIG}, exists=exists)
     text = change['after'].decode() + 'parallelism: 4\n'
-    kept = sc.plan(text.encode(), {'state': 'absent', 'extender': {'url_prefix': OURS['url_prefix']}}, exists=exists)
+    kept = sc.edit(text.encode(), {'state': 'absent', 'extender': {'url_prefix': OURS['url_prefix']}}, exists=exists)
     assert kept['after'] is not None and not kept['removed']
     assert yaml.safe_load(kept['after'])['parallelism'] == 4
 
 
 def test_new_file_needs_an_existing_kubeconfig():
     with pytest.raises(sc.SchedulerConfigError, match='kubeconfig is required'):
-        sc.plan(None, {'state': 'present', 'extender': dict(OURS)}, exists=exists)
+        sc.edit(None, {'state': 'present', 'extender': dict(OURS)}, exists=exists)
     with pytest.raises(sc.SchedulerConfigError, match='no such file on the node'):
-        sc.plan(None, {'state': 'present', 'extender': dict(OURS), 'kubeconfig': '/tmp/none'}, exists=exists)
+        sc.edit(None, {'state': 'present', 'extender': dict(OURS), 'kubeconfig': '/tmp/none'}, exists=exists)
 
 
 @pytest.mark.parametrize('extender,message', [
@@ -520,13 +520,24 @@ def test_render_extender_camel_case_and_tls_data():
     assert errors_of(doc('v1', 'extenders:\n- %s\n' % yaml.safe_dump(out, default_flow_style=True).strip())) == []
 
 
-@pytest.mark.parametrize('text,expected', [
-    ('a:\n  b: 1\nc:\n- x\n', (2, 2, 0)),
-    ('a:\n    b: 1\nc:\n  - x\n', (4, 4, 2)),
-    ('a: 1\n', (2, 2, 0)),
+@pytest.mark.parametrize('layout,expected', [
+    # (mapping indent, sequence dash offset) of the file -> how our new entry is written
+    ('clientConnection:\n  kubeconfig: %s\nextenders:\n- urlPrefix: http://x\n  weight: 2\n',
+     'extenders:\n- urlPrefix: http://x\n  weight: 2\n# baremetal.k3s extender: default\n- urlPrefix: http://127.0.0.1:8889\n'
+     '  filterVerb: filter\n'),
+    ('clientConnection:\n    kubeconfig: %s\nextenders:\n  - urlPrefix: http://x\n    weight: 2\n',
+     'extenders:\n  - urlPrefix: http://x\n    weight: 2\n  # baremetal.k3s extender: default\n'
+     '  - urlPrefix: http://127.0.0.1:8889\n    filterVerb: filter\n'),
+    ('clientConnection: {kubeconfig: %s}\n',
+     '# baremetal.k3s: extenders added for default\nextenders:\n# baremetal.k3s extender: default\n'
+     '- urlPrefix: http://127.0.0.1:8889\n  filterVerb: filter\n'),
 ])
-def test_guess_indent(text, expected):
-    assert sc.guess_indent(text) == expected
+def test_new_entries_follow_the_files_indentation(layout, expected):
+    text = 'apiVersion: %s/v1\nkind: KubeSchedulerConfiguration\n' % GROUP + layout % KUBECONFIG
+    change = sc.edit(text.encode(), {'state': 'present', 'extender': dict(OURS)}, exists=exists)
+    assert expected in change['after'].decode()
+    back = sc.edit(change['after'], {'state': 'absent', 'extender': {'url_prefix': OURS['url_prefix']}}, exists=exists)
+    assert back['after'] == text.encode()
 
 
 @pytest.mark.parametrize('name,ok', [

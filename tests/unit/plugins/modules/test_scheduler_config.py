@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import os
-import stat
 
 import pytest
 import yaml
@@ -17,18 +16,35 @@ from unittest.mock import patch
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
 from ansible_collections.baremetal.k3s.plugins.modules import scheduler_config
 
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
 
 OURS = {'url_prefix': 'http://127.0.0.1:8889', 'filter_verb': 'filter', 'prioritize_verb': 'prioritize',
         'weight': 1, 'http_timeout': '15s', 'ignorable': True}
 
 
+class Env(dict):
+    """The fake node and where the test's files are on it."""
+
+    def read(self, path=None):
+        data = self['node'].read(path or self['path'])
+        return None if data is None else data.decode('utf-8')
+
+    def write(self, text, path=None):
+        self['node'].write(path or self['path'], text)
+
+    def exists(self, path=None):
+        return self['node'].exists(path or self['path'])
+
+    def mode(self, path=None):
+        return self['node'].mode(path or self['path'])
+
+
 @pytest.fixture
-def env(tmp_path):
-    kubeconfig = tmp_path / 'scheduler.kubeconfig'
-    kubeconfig.write_text('apiVersion: v1\nkind: Config\n')
-    return {'dir': tmp_path, 'path': str(tmp_path / 'config.yaml'), 'kubeconfig': str(kubeconfig),
-            'backup_dir': str(tmp_path / 'backups')}
+def env(node):
+    node.write('/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig', 'apiVersion: v1\nkind: Config\n')
+    return Env(node=node, dir='/etc/rancher/k3s/kube-scheduler', path='/etc/rancher/k3s/kube-scheduler/config.yaml',
+               kubeconfig='/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig', backup_dir='/var/backups/baremetal-k3s')
 
 
 def args(env, **kw):
@@ -57,8 +73,8 @@ def test_create_then_idempotent_then_absent_deletes(env):
     assert result['changed'] and result['created'] and not result['removed']
     assert result['api_version'] == 'kubescheduler.config.k8s.io/v1'
     assert result['extenders'] == ['http://127.0.0.1:8889']
-    assert stat.S_IMODE(os.stat(env['path']).st_mode) == 0o600
-    data = yaml.safe_load(open(env['path']))
+    assert env.mode() == 0o600
+    data = yaml.safe_load(env.read())
     assert data['clientConnection'] == {'kubeconfig': env['kubeconfig']}
     assert data['leaderElection'] == {'leaderElect': True}
 
@@ -67,7 +83,7 @@ def test_create_then_idempotent_then_absent_deletes(env):
 
     failed, gone = run_module(scheduler_config, args(env, state='absent'))
     assert not failed and gone['changed'] and gone['removed']
-    assert not os.path.exists(env['path'])
+    assert not env.exists()
 
     failed, nothing = run_module(scheduler_config, args(env, state='absent'))
     assert not failed and not nothing['changed'] and not nothing['removed']
@@ -76,30 +92,29 @@ def test_create_then_idempotent_then_absent_deletes(env):
 def test_check_mode_and_diff_do_not_write(env):
     failed, result = run_module(scheduler_config, args(env), check_mode=True, diff=True)
     assert not failed and result['changed'] and result['created']
-    assert not os.path.exists(env['path'])
-    assert result['diff']['before'] == ''
-    assert 'urlPrefix: http://127.0.0.1:8889' in result['diff']['after']
+    assert not env.exists()
+    assert result['diff'][0]['before'] == ''
+    assert 'urlPrefix: http://127.0.0.1:8889' in result['diff'][0]['after']
 
 
 def test_merge_into_foreign_file_with_backup(env):
     original = foreign(env)
-    with open(env['path'], 'w') as f:
-        f.write(original)
-    os.chmod(env['path'], 0o640)
+    env.write(original)
+    os.chmod(env['node'].p(env['path']), 0o640)
     failed, result = run_module(scheduler_config, args(env, backup=True), diff=True)
     assert not failed, result
     assert result['changed'] and not result['created']
     assert result['extenders'] == ['http://gpu-share:12345', 'http://127.0.0.1:8889']
-    text = open(env['path']).read()
+    text = env.read()
     assert text.startswith(original)
-    assert stat.S_IMODE(os.stat(env['path']).st_mode) == 0o640
+    assert env.mode() == 0o640
     assert result['backup_file'].startswith(env['backup_dir'])
-    assert open(result['backup_file']).read() == original
-    assert result['diff']['before'] == original and result['diff']['after'] == text
+    assert env.read(result['backup_file']) == original
+    assert result['diff'][0]['before'] == original and result['diff'][0]['after'] == text
 
     failed, removed = run_module(scheduler_config, args(env, state='absent'))
     assert not failed and removed['changed'] and not removed['removed']
-    assert open(env['path']).read() == original
+    assert env.read() == original
 
 
 @pytest.mark.parametrize('content,message', [
@@ -120,13 +135,12 @@ def test_merge_into_foreign_file_with_backup(env):
 ])
 def test_bad_files_fail_untouched(env, content, message):
     content = content.replace('KC', env['kubeconfig'])
-    with open(env['path'], 'w') as f:
-        f.write(content)
+    env.write(content)
     extender = dict(OURS, bind_verb='bind', managed_resources=[{'name': 'example.com/gpu'}])
     failed, result = run_module(scheduler_config, args(env, extender=extender, kubernetes_version='v1.29.3+rke2r1'))
     assert failed, result
     assert message in result['msg'], result['msg']
-    assert open(env['path']).read() == content
+    assert env.read() == content
 
 
 @pytest.mark.parametrize('extender,message', [
@@ -141,7 +155,7 @@ def test_bad_files_fail_untouched(env, content, message):
 def test_bad_extender_options(env, extender, message):
     failed, result = run_module(scheduler_config, args(env, extender=extender))
     assert failed and message in result['msg'], result
-    assert not os.path.exists(env['path'])
+    assert not env.exists()
 
 
 def test_relative_path_is_refused(env):
@@ -154,9 +168,9 @@ def test_new_file_needs_kubeconfig(env):
     del params['kubeconfig']
     failed, result = run_module(scheduler_config, params)
     assert failed and '/var/lib/rancher/rke2/server/cred/scheduler.kubeconfig' in result['msg']
-    failed, result = run_module(scheduler_config, args(env, kubeconfig=str(env['dir'] / 'missing')))
+    failed, result = run_module(scheduler_config, args(env, kubeconfig='/var/lib/rancher/k3s/server/cred/missing'))
     assert failed and 'no such file on the node' in result['msg']
-    assert not os.path.exists(env['path'])
+    assert not env.exists()
 
 
 def test_api_version_auto_follows_kubernetes_version(env):
@@ -171,10 +185,10 @@ def test_backup_dir_in_static_pod_directory_is_refused(env):
     assert failed and 'static-pod manifest directory' in result['msg']
 
 
-def test_missing_ruamel_fails_with_missing_required_lib(env):
-    with patch.object(sc, 'HAS_RUAMEL', False):
+def test_missing_pyyaml_fails_with_missing_required_lib(env):
+    with patch.object(sc, 'HAS_YAML', False):
         failed, result = run_module(scheduler_config, args(env))
-    assert failed and 'ruamel.yaml' in result['msg'] and 'required' in result['msg']
+    assert failed and 'PyYAML' in result['msg'] and 'python3-yaml' in result['msg']
 
 
 @pytest.mark.parametrize('url,reason', [
@@ -186,12 +200,116 @@ def test_bad_url_leaves_an_existing_file_as_it_was(env, url, reason):
     """The URL is refused before anything is written: same bytes, same mtime, no new file."""
     first_failed, first = run_module(scheduler_config, args(env))
     assert not first_failed, first
-    before = open(env['path'], 'rb').read()
-    mtime = os.stat(env['path']).st_mtime_ns
-    listing = sorted(os.listdir(env['dir']))
+    before = env.read()
+    mtime = os.stat(env['node'].p(env['path'])).st_mtime_ns
+    listing = env['node'].listdir(env['dir'])
     failed, result = run_module(scheduler_config, args(env, extender=dict(OURS, url_prefix=url)))
     assert failed, result
     assert url in result['msg'] and reason in result['msg'], result['msg']
-    assert open(env['path'], 'rb').read() == before
-    assert os.stat(env['path']).st_mtime_ns == mtime
-    assert sorted(os.listdir(env['dir'])) == listing
+    assert env.read() == before
+    assert os.stat(env['node'].p(env['path'])).st_mtime_ns == mtime
+    assert env['node'].listdir(env['dir']) == listing
+
+
+# -- hand-written files: every foreign byte kept, add then remove gives the bytes back -------------------------
+HEAD = 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nclientConnection:\n  kubeconfig: KC\n'
+FORMS = {
+    'crlf': HEAD.replace('\n', '\r\n') + 'extenders:\r\n- urlPrefix: http://other:1\r\n',
+    'bom': '\ufeff' + HEAD + 'parallelism: 4\n',
+    'document markers': '---\n' + HEAD + '...\n',
+    'trailing spaces': HEAD.replace('\n', '   \n') + '# note   \n',
+    'empty flow list': HEAD + 'extenders: []\n',
+    'indented list': HEAD.replace('  kube', '    kube') + 'extenders:\n  - urlPrefix: http://other:1\n    weight: 2\n',
+    'flow list': HEAD + 'extenders: [{urlPrefix: "http://other:1"}]\n',
+    'comments everywhere': '# top\n' + HEAD + '# before\nextenders:  # inline\n# between\n- urlPrefix: http://other:1  # theirs\n# after\n',
+    'json': ('{\n  "apiVersion": "kubescheduler.config.k8s.io/v1",\n  "kind": "KubeSchedulerConfiguration",\n'
+             '  "clientConnection": {\n    "kubeconfig": "KC"\n  },\n  "extenders": []\n}\n'),
+    'json with extenders': ('{\n    "apiVersion": "kubescheduler.config.k8s.io/v1",\n    "kind": "KubeSchedulerConfiguration",\n'
+                            '    "clientConnection": {"kubeconfig": "KC"},\n    "extenders": [\n'
+                            '        {"urlPrefix": "http://other:1"}\n    ]\n}\n'),
+    'tab before a comment': HEAD + 'parallelism: 4\t# go-yaml reads this, PyYAML alone does not\n',
+}
+
+
+@pytest.mark.parametrize('form', sorted(FORMS))
+def test_add_then_remove_gives_the_bytes_back(env, form):
+    original = FORMS[form].replace('KC', env['kubeconfig'])
+    env.write(original)
+    failed, added = run_module(scheduler_config, args(env))
+    assert not failed, added
+    assert added['changed'] and 'http://127.0.0.1:8889' in added['extenders']
+    text = env.read()
+    data = sc.load_strict(text)
+    assert data['extenders'][-1] == {'urlPrefix': 'http://127.0.0.1:8889', 'filterVerb': 'filter', 'prioritizeVerb': 'prioritize',
+                                     'weight': 1, 'httpTimeout': '15s', 'ignorable': True}
+    if form.startswith('json'):
+        import json
+        assert json.loads(text)['extenders'][-1]['urlPrefix'] == 'http://127.0.0.1:8889'  # still JSON
+    failed, again = run_module(scheduler_config, args(env))
+    assert not failed and not again['changed']
+    failed, removed = run_module(scheduler_config, args(env, state='absent'))
+    assert not failed and removed['changed'], removed
+    assert env.read() == original
+
+
+def test_a_new_url_replaces_our_entry_and_absent_finds_it_after_the_change(env):
+    env.write(foreign(env))
+    original = env.read()
+    run_module(scheduler_config, args(env, name='csi-baremetal'))
+    failed, moved = run_module(scheduler_config, args(env, name='csi-baremetal', extender=dict(OURS, url_prefix='https://127.0.0.1:8890')))
+    assert not failed and moved['changed']
+    assert moved['extenders'] == ['http://gpu-share:12345', 'https://127.0.0.1:8890']
+    assert '# baremetal.k3s extender: csi-baremetal' in env.read()
+    failed, gone = run_module(scheduler_config, {'path': env['path'], 'state': 'absent', 'name': 'csi-baremetal',
+                                                 'extender': {'url_prefix': 'http://127.0.0.1:8889'}})  # the old URL
+    assert not failed and gone['changed'] and gone['extenders'] == ['http://gpu-share:12345']
+    assert env.read() == original
+
+
+def test_two_extenders_of_ours_live_side_by_side(env):
+    env.write(foreign(env))
+    original = env.read()
+    run_module(scheduler_config, args(env, name='csi-baremetal'))
+    failed, second = run_module(scheduler_config, args(env, name='gpu', extender=dict(OURS, url_prefix='http://127.0.0.1:9999',
+                                                                                        prioritize_verb='', weight=0)))
+    assert not failed, second
+    assert second['extenders'] == ['http://gpu-share:12345', 'http://127.0.0.1:8889', 'http://127.0.0.1:9999']
+    run_module(scheduler_config, args(env, name='csi-baremetal', state='absent'))
+    run_module(scheduler_config, args(env, name='gpu', state='absent', extender={'url_prefix': 'http://x'}))
+    assert env.read() == original
+
+
+def test_an_unmarked_entry_with_our_url_is_adopted(env):
+    text = foreign(env) + '- urlPrefix: http://127.0.0.1:8889\n  filterVerb: old\n'
+    env.write(text)
+    failed, r = run_module(scheduler_config, args(env, name='csi-baremetal'))
+    assert not failed and r['changed'] and r['extenders'] == ['http://gpu-share:12345', 'http://127.0.0.1:8889']
+    assert '# baremetal.k3s extender: csi-baremetal\n- urlPrefix: http://127.0.0.1:8889\n' in env.read()
+    failed, r = run_module(scheduler_config, args(env, name='csi-baremetal', state='absent'))
+    assert r['extenders'] == ['http://gpu-share:12345'] and env.read() == foreign(env)
+
+
+@pytest.mark.parametrize('content, message', [
+    (HEAD + 'extenders:\n', 'Write "extenders: []" or remove the key'),
+    ('{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "clientConnection": {"kubeconfig": "KC"}}\n',
+     'Add "extenders": [] to the file'),
+    (HEAD + 'extenders: &e\n- urlPrefix: http://other:1\nx: *e\n', 'anchor'),
+    (HEAD + 'extenders: [\n  {urlPrefix: "http://other:1"},  # theirs\n  ]\n', 'comments inside'),
+])
+def test_forms_that_cannot_be_kept_are_refused(env, content, message):
+    content = content.replace('KC', env['kubeconfig'])
+    env.write(content)
+    failed, result = run_module(scheduler_config, args(env))
+    assert failed and message in result['msg'], result
+    assert env.read() == content
+
+
+def test_a_symlinked_config_is_edited_through_the_link(env):
+    target = '/opt/scheduler/config.yaml'
+    env.write(foreign(env), target)
+    env['node'].symlink(target, env['path'])
+    failed, r = run_module(scheduler_config, args(env))
+    assert not failed and r['changed'] and os.path.islink(env['node'].p(env['path']))
+    assert 'http://127.0.0.1:8889' in env.read(target)
+    run_module(scheduler_config, args(env, state='absent'))
+    assert env.read(target) == foreign(env) and os.path.islink(env['node'].p(env['path']))
