@@ -19,10 +19,6 @@ PACKAGES = {
         'Debian/Ubuntu: apt-get install python3-yaml; EL 8/9: dnf install python3-pyyaml '
         '(python3.11-pyyaml when Ansible uses python3.11 on EL 8); SUSE: zypper install python3-PyYAML'
     ),
-    'ruamel.yaml': (
-        'Debian/Ubuntu: apt-get install python3-ruamel.yaml; SUSE: zypper install python3-ruamel.yaml; '
-        'EL 8/9 ship none: python3 -m pip install "ruamel.yaml>=0.17.21" with the Python Ansible uses on the node'
-    ),
 }
 
 

@@ -13,10 +13,10 @@ key=$(sha256sum "$here/build.sh" | cut -c1-12)
 
 # Packages both images carry: Python for Ansible and the modules (YAML libraries the
 # modules declare), tools the tests use, and what the k3s unit's ExecStartPre calls.
-# No other Python package: the modules need PyYAML and ruamel.yaml only (the API is reached
+# No other Python package: the modules need PyYAML only (the API is reached
 # with the platform's kubectl), no task uses ansible.builtin.apt/package_facts (python3-apt),
 # and tests/product.sh fails on any other package in the nodes' site-packages.
-common=python3,python3-yaml,python3-ruamel.yaml,procps,iproute2,kmod,ca-certificates,curl,openssl,sudo,less
+common=python3,python3-yaml,procps,iproute2,kmod,ca-certificates,curl,openssl,sudo,less
 
 log() { printf '%s images: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
