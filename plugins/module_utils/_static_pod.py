@@ -7,44 +7,62 @@
 
 """The logic of ``baremetal.k3s.static_pod_arg``: one argument (and its hostPath mounts) in a static pod.
 
-No Ansible import. :func:`plan` takes the manifest's bytes and the module's options and
-returns the new bytes; the module writes them through ``_io.write_file``.
+``plan(view, params)`` reads the manifest through the view and returns a :class:`_plan.Plan`
+with one Change (the manifest's new bytes) and the facts the module returns; nothing is
+written here. No Ansible import.
 
-Editing technique: a structure-guided line editor, not a YAML re-dump. PyYAML composes the
-document (nodes with their character positions); every change is a whole-line insertion
-after a node's last line, or the deletion of lines this module inserted. Nothing else in
-the file is re-rendered, so every byte the module does not own is kept, and present then
-absent gives back the original bytes (line endings, comments, quoting, a missing final line
-break included). After the edits the new text is parsed again and must hold exactly the
-old data plus (or minus) our entries; otherwise nothing is written.
+Reading: as the kubelet reads a manifest (sigs.k8s.io/yaml, that is go-yaml v2): through
+:mod:`_goyaml`, strictly - a key set twice, an alias, a language tag, a second document
+are refused. YAML in block or flow style and JSON are all read.
 
-What the module owns, and how it recognises it later:
-- the argument, when its line carries the comment ``# baremetal.k3s.static_pod_arg``, or
-  when one of our volumes mounts the path the argument names;
-- volumes whose name starts with ``<volume_prefix>-``, and the volumeMounts naming them;
-- a ``volumeMounts:`` / ``volumes:`` key it had to create (its line carries the same comment),
-  removed again when it is empty.
+Editing: every change is one :mod:`_yamledit` edit (append an item, add a key, remove an
+item or a key), which splices text into the file, keeps every other byte and checks that
+the file then reads as before plus exactly that change. Removing what was added gives the
+original bytes back. The one edit ``_yamledit`` has no call for - a block list that was
+``key:`` (null) before this module added to it, emptied again - is done here
+(:meth:`_Editor.restore_null`) and checked the same way.
+
+What the module owns, and how it finds it again (``MARK`` = ``# baremetal.k3s.static_pod_arg``):
+
+* the argument, when ``MARK`` stands on the line directly above it;
+* a ``volumeMounts:`` or ``volumes:`` key it had to create, with ``MARK`` above it: removed
+  again once the list holds nothing;
+* the volumes named ``<volume_prefix>-...`` and the volumeMounts naming them; the line
+  ``# baremetal.k3s.static_pod_arg for <argument>`` above each says which argument it serves,
+  so that ``state=absent`` removes them without being given the paths again.
+
+Where no comment can stand (a flow list ``[...]``, a JSON manifest) the argument counts as ours
+when it is exactly the argument asked for or a volume of ours mounts the path it names; our
+volumes there carry no owner (like those of earlier versions, below), and a key created there
+is removed when the list empties. Earlier versions of this module marked the argument and a
+created key with the same words as a comment at the end of their line, and wrote volumes and
+mounts without a comment: both are still recognised. A volume without an owner goes with the
+argument whose path it mounts, with the paths given in ``mounts``, or when no other argument of
+ours stays in the command.
 """
 
 from __future__ import annotations
 
+import copy
 import fnmatch
 import hashlib
+import json
 import os
 import posixpath
 import re
 import stat
 
-try:
-    import yaml
-    HAS_PYYAML = True
-    PYYAML_IMPORT_ERROR = None
-except ImportError as _e:  # pragma: no cover - depends on the node
-    yaml = None
-    HAS_PYYAML = False
-    PYYAML_IMPORT_ERROR = _e
+from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as gy
+from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as ye
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
+
+HAS_PYYAML = gy.HAS_YAML
+PYYAML_IMPORT_ERROR = gy.YAML_IMPORT_ERROR
 
 MARKER = 'baremetal.k3s.static_pod_arg'
+MARK = '# ' + MARKER                # the line above an argument or a key this module added
+OWNER = MARK + ' for '              # the line above a volume or mount: '<OWNER><the argument>'
 DEFAULT_PATH = '/etc/kubernetes/manifests/kube-scheduler.yaml'
 DEFAULT_PREFIX = 'baremetal-k3s'
 DEFAULT_BACKUP_DIR = '/var/backups/baremetal-k3s'
@@ -55,12 +73,16 @@ RKE2_STYLE_DIRS = ('/var/lib/rancher/*/agent/pod-manifests',)
 MAX_PREFIX = 40
 
 _LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
-_PLAIN = re.compile(r'^[A-Za-z0-9._/=,:@%+~^-]+$')
-_MARKER_COMMENT = re.compile(r'^[ \t]*#.*\b' + re.escape(MARKER) + r'\b')
+_LEGACY_MARK = re.compile(r'^[ \t]*#.*\b' + re.escape(MARKER) + r'\b')  # earlier versions: at the end of the line
 _ODD_BREAKS = ('\x85', '\u2028', '\u2029')
+# tags the kubelet's go-yaml reads as plain data; any other (!!python/..., !local) is refused
+_PLAIN_TAGS = frozenset(['!'] + ['tag:yaml.org,2002:' + t for t in
+                                 ('str', 'int', 'float', 'bool', 'null', 'seq', 'map', 'binary', 'timestamp')])
+_CONTAINERS = ('spec', 'containers')
+_VOLUMES = ('spec', 'volumes')
 
 
-class StaticPodError(Exception):
+class StaticPodError(PlanError):
     """A refusal: the message says what is wrong and what to do; nothing was changed."""
 
 
@@ -73,11 +95,19 @@ def validate_arg(arg):
         raise StaticPodError('arg %r holds a line break; give a single-line argument.' % arg)
     if '\0' in arg:
         raise StaticPodError('arg %r holds a NUL byte, which no command line can carry.' % arg)
+    _check_utf8(arg, 'arg')
     if arg != arg.strip():
         raise StaticPodError('arg %r starts or ends with white space; remove it.' % arg)
     if not arg.startswith('--') or len(arg) < 3 or arg[2] in '=-':
         raise StaticPodError('arg %r is not a flag: it must start with "--" and a name, e.g. --config=/etc/kubernetes/scheduler/config.yaml.' % arg)
     return flag_name(arg)
+
+
+def _check_utf8(value, what):
+    try:
+        value.encode('utf-8')
+    except UnicodeEncodeError:
+        raise StaticPodError('%s %r holds bytes that are not UTF-8; a manifest is UTF-8 text.' % (what, value))
 
 
 def flag_name(item):
@@ -112,6 +142,7 @@ def validate_mounts(mounts):
             raise StaticPodError('mounts holds an empty entry; give absolute host paths.')
         if any(c in m for c in '\n\r\0' + ''.join(_ODD_BREAKS)):
             raise StaticPodError('mount %r holds a line break or NUL; give a plain absolute path.' % m)
+        _check_utf8(m, 'mount')
         if not m.startswith('/'):
             raise StaticPodError('mount %r is relative; give the absolute path on the node (it is mounted at the same path '
                                  'in the container).' % m)
@@ -123,15 +154,27 @@ def validate_mounts(mounts):
     return out
 
 
-def in_static_pod_dir(directory, manifest_path=None):
-    """Whether ``directory`` is (inside) a static-pod manifest directory, or the directory of ``manifest_path``."""
-    candidates = (os.path.realpath(directory), os.path.abspath(directory))
+def lock_key(params):
+    """The node lock a run holds: the manifest it edits."""
+    return params.get('path') or DEFAULT_PATH
+
+
+# -- the kubelet's directories ------------------------------------------------------------------
+def in_static_pod_dir(directory, manifest_path=None, view=None):
+    """Whether ``directory`` is (inside) a static-pod manifest directory, or the directory of ``manifest_path``.
+
+    Symlinks are resolved through ``view`` (the node's); without one, on this machine.
+    """
+    def real(path):
+        return view.realpath(path) if view is not None else os.path.realpath(path)
+
+    candidates = (real(directory), posixpath.normpath(directory))
     for pattern in STATIC_POD_DIRS:
         for candidate in candidates:
             if fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(candidate, pattern + '/*'):
                 return True
     if manifest_path:
-        own = (os.path.realpath(os.path.dirname(manifest_path)), os.path.dirname(os.path.abspath(manifest_path)))
+        own = (real(posixpath.dirname(manifest_path)), posixpath.dirname(posixpath.normpath(manifest_path)))
         for d in own:
             for candidate in candidates:
                 if candidate == d or candidate.startswith(d.rstrip('/') + '/'):
@@ -139,30 +182,35 @@ def in_static_pod_dir(directory, manifest_path=None):
     return False
 
 
-def check_backup_dir(backup_dir, manifest_path):
-    if not os.path.isabs(backup_dir or ''):
+def check_backup_dir(backup_dir, manifest_path, view=None):
+    if not (backup_dir or '').startswith('/'):
         raise StaticPodError('backup_dir %r must be an absolute path, for example %s.' % (backup_dir, DEFAULT_BACKUP_DIR))
-    if in_static_pod_dir(backup_dir, manifest_path):
+    if in_static_pod_dir(backup_dir, manifest_path, view):
         raise StaticPodError('backup_dir %s is inside a static-pod manifest directory (%s, or the directory of %s), where the '
                              'kubelet reads every file and would start the backup as a second pod; choose another '
                              'directory, for example %s.' % (backup_dir, ', '.join(STATIC_POD_DIRS), manifest_path, DEFAULT_BACKUP_DIR))
 
 
-def check_manifest_path(path):
-    if not path or not os.path.isabs(path):
+def read_manifest(view, path):
+    """The manifest's bytes, read through ``view``; an error when it is not an existing file."""
+    if not path or not path.startswith('/'):
         raise StaticPodError('path %r is relative; give the absolute path of the static pod manifest, e.g. %s.' % (path, DEFAULT_PATH))
-    if os.path.isdir(path):
-        raise StaticPodError('path %s is a directory; give the manifest file itself, e.g. %s.' % (path, DEFAULT_PATH))
-    if not os.path.exists(path):
+    try:
+        if view.isdir(path):
+            raise StaticPodError('path %s is a directory; give the manifest file itself, e.g. %s.' % (path, DEFAULT_PATH))
+        data = view.read(path)
+    except ViewError as e:
+        raise StaticPodError('cannot read %s: %s' % (path, e))
+    if data is None:
         raise StaticPodError('path %s does not exist; this module edits the manifest kubeadm wrote (kubeadm init/join '
                              'creates it), it does not create one.' % path)
+    return data
 
 
-def path_kind(path):
-    """The hostPath ``type`` that matches what ``path`` is on the node, or None when it does not exist."""
-    try:
-        st = os.stat(path)
-    except OSError:
+def path_kind(view, path):
+    """The hostPath ``type`` that matches what ``path`` is on the node (through ``view``), or None when it does not exist."""
+    st = view.stat(path)
+    if st is None:
         return None
     for test, kind in ((stat.S_ISREG, 'File'), (stat.S_ISDIR, 'Directory'), (stat.S_ISSOCK, 'Socket'),
                        (stat.S_ISCHR, 'CharDevice'), (stat.S_ISBLK, 'BlockDevice')):
@@ -171,300 +219,265 @@ def path_kind(path):
     return 'other'
 
 
-# -- text ----------------------------------------------------------------------------------
-def _line_start(text, i):
-    return text.rfind('\n', 0, i) + 1
+# -- reading --------------------------------------------------------------------------------
+def _text(before, where):
+    try:
+        text = before.decode('utf-8')
+    except UnicodeDecodeError as e:
+        raise StaticPodError('%s is not UTF-8 text (%s); the kubelet reads UTF-8 YAML or JSON.' % (where, e))
+    if text.replace('\r\n', '').count('\r') or any(c in text for c in _ODD_BREAKS):
+        raise StaticPodError('%s uses line breaks other than LF or CRLF (a lone CR, NEL or U+2028/2029); convert them to LF '
+                             'and run again.' % where)
+    return text
 
 
-def _line_end(text, i):
-    j = text.find('\n', i)
-    return len(text) if j < 0 else j + 1
-
-
-def _insert(text, pos, block, nl):
-    """Insert whole lines ``block`` (each ending in ``nl``) at the line start ``pos``."""
-    if pos == len(text) and text and not text.endswith('\n'):
-        # the last line has no line break: give it ours, and leave the new last line without one
-        return text + nl + block[:-len(nl)]
-    return text[:pos] + block + text[pos:]
-
-
-def _delete(text, start, end):
-    """Delete whole lines [start, end); the mirror image of :func:`_insert`."""
-    if end == len(text) and not text.endswith('\n') and start > 0:
-        start -= 2 if text[max(start - 2, 0):start] == '\r\n' else 1
-    return text[:start] + text[end:]
-
-
-def _newline(text):
-    lf = text.count('\n')
-    return '\r\n' if lf and text.count('\r\n') == lf else '\n'
-
-
-def _is_block(node):
-    return isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and not node.flow_style
-
-
-def _is_empty(node):
-    return isinstance(node, yaml.ScalarNode) and node.value == '' and node.style is None and node.tag == 'tag:yaml.org,2002:null'
-
-
-def _last_char(text, node):
-    """Index of the last character that belongs to ``node`` (comments after it excluded)."""
-    leaf = node
-    while _is_block(leaf) and leaf.value:
-        leaf = leaf.value[-1][1] if isinstance(leaf, yaml.MappingNode) else leaf.value[-1]
-    i = leaf.end_mark.index
-    while i > 0 and text[i - 1] in ' \t\r\n':
-        i -= 1
-    return i - 1
-
-
-def _dash(text, item):
-    """Index of the ``-`` that starts the sequence item ``item``."""
-    j = item.start_mark.index - 1
-    while j >= 0 and text[j] in ' \t\r\n':
-        j -= 1
-    if j < 0 or text[j] != '-' or text[_line_start(text, j):j].strip(' '):
-        raise StaticPodError('cannot find the "-" of the list item at line %d; write the list in block style, one "- " per item.'
-                             % (item.start_mark.line + 1))
-    return j
-
-
-def _item_span(text, item):
-    start = _line_start(text, _dash(text, item))
-    return start, _line_end(text, _last_char(text, item))
-
-
-def _rest_of_line(text, i):
-    return text[i:_line_end(text, i)].rstrip('\r\n')
-
-
-def _double_quoted(value):
-    out = []
-    for c in value:
-        o = ord(c)
-        if c in '"\\':
-            out.append('\\' + c)
-        elif 0x20 <= o < 0x7f:
-            out.append(c)
-        elif o <= 0xff:
-            out.append('\\x%02x' % o)
-        elif o <= 0xffff:
-            out.append('\\u%04x' % o)
-        else:
-            out.append('\\U%08x' % o)
-    return '"%s"' % ''.join(out)
-
-
-def render_scalar(value):
-    """``value`` as a YAML scalar that reads back as the same string in a list item and as a mapping value."""
-    candidates = []
-    if _PLAIN.match(value):
-        candidates.append(value)
-    if value.isprintable():
-        candidates.append("'%s'" % value.replace("'", "''"))
-    candidates.append(_double_quoted(value))
-    for cand in candidates:
-        try:
-            if (yaml.safe_load('- %s  # c\n' % cand) == [value]
-                    and yaml.safe_load('k: %s  # c\n' % cand) == {'k': value}):
-                return cand
-        except yaml.YAMLError:
+def _nodes(root):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is None:
             continue
-    raise StaticPodError('cannot write %r as a YAML string.' % value)  # pragma: no cover - double quotes always work
+        yield node
+        if node.kind == 'sequence':
+            stack.extend(node.value)
+        elif node.kind == 'mapping':
+            for k, v in node.value:
+                stack.extend((k, v))
 
 
-# -- the manifest ---------------------------------------------------------------------------
-def _get(node, key, where):
-    """(key node, value node) of ``key`` in the mapping ``node``, or None; a repeated key is refused."""
-    found = None
-    for k, v in node.value:
-        if isinstance(k, yaml.ScalarNode) and k.value == key:
-            if found is not None:
-                raise StaticPodError('%s: the key %r appears twice at line %d and %d; the kubelet would read only one of '
-                                     'them. Remove one and run again.' % (where, key, found[0].start_mark.line + 1, k.start_mark.line + 1))
-            found = (k, v)
-    return found
+def _document(text, where):
+    """The manifest as a :class:`_yamledit.Document`, refusing what the kubelet would not read as one plain Pod."""
+    try:
+        doc = ye.Document(text, name=where)
+    except gy.GoYamlError as e:
+        raise StaticPodError('%s is not valid YAML as the kubelet reads it (go-yaml): %s; fix the syntax first.' % (where, e))
+    if len(doc.docs) > 1:
+        raise StaticPodError('%s holds %d YAML documents; a static pod manifest is one Pod. Split it into one file per pod.'
+                             % (where, len(doc.docs)))
+    if doc.root is None or (doc.root.kind == 'scalar' and doc.root.value == '' and doc.root.style == 'plain'):
+        raise StaticPodError('%s is empty; it is not a static pod manifest.' % where)
+    for node in _nodes(doc.root):
+        if node.kind == 'alias':
+            raise StaticPodError('%s uses YAML anchors and aliases (*%s, line %d); this module edits plain manifests only. '
+                                 'Write the values out and run again.' % (where, node.value, node.line + 1))
+        if node.tag is not None and node.tag not in _PLAIN_TAGS:
+            raise StaticPodError('%s cannot be read safely: line %d carries the tag %s; the kubelet reads plain YAML '
+                                 'without language tags. Remove the tag.' % (where, node.line + 1, gy.short_tag(node.tag)))
+        if node.kind == 'mapping':
+            seen = {}
+            for k, _v in node.value:
+                if k.kind != 'scalar':
+                    continue
+                key = gy.decode(k, 'keep', where)
+                ident = (gy.go_type(key), key)
+                if ident in seen:
+                    raise StaticPodError('%s: the key %r appears twice at line %d and %d; the kubelet would read only one of '
+                                         'them. Remove one and run again.' % (where, key, seen[ident] + 1, k.line + 1))
+                seen[ident] = k.line
+    return doc
 
 
-def _scalar(node):
-    return node.value if isinstance(node, yaml.ScalarNode) else None
+def _data(doc, where):
+    """What the kubelet reads from the document (strict go-yaml), mappings as dicts."""
+    try:
+        value = gy.decode(doc.root, 'error', where)
+    except gy.GoYamlError as e:
+        raise StaticPodError('%s cannot be read as the kubelet reads it: %s' % (where, e))
+    return value.to_dict() if isinstance(value, gy.Pairs) else value
 
 
-class Pod:
-    """One parse of the manifest text: the nodes this module reads or edits, and the data."""
+def _comment_arg(arg):
+    """``arg`` as it stands in an owner comment: as is when printable, else as a JSON string."""
+    return arg if arg.isprintable() else ye.render_string(arg)
 
-    def __init__(self, text, where, container=None, index=None):
-        self.text = text
+
+def _owner_of(comments):
+    """(the argument an owner comment names, that comment's text), or (None, None)."""
+    for c in comments:
+        if c.startswith(OWNER):
+            rest = c[len(OWNER):]
+            if rest.startswith('"'):
+                try:
+                    rest = json.loads(rest)
+                except ValueError:
+                    continue
+            return rest, c
+    return None, None
+
+
+def _list_of(value):
+    return value if isinstance(value, list) else []
+
+
+class _Pod:
+    """One reading of the manifest: its data as the kubelet reads it and the places this module edits."""
+
+    def __init__(self, doc, where, container=None):
+        self.doc = doc
         self.where = where
-        try:
-            events = list(yaml.parse(text, Loader=yaml.SafeLoader))
-        except yaml.YAMLError as e:
-            raise StaticPodError('%s is not valid YAML: %s; fix the syntax first (the kubelet cannot read it either).' % (where, e))
-        documents = sum(1 for e in events if isinstance(e, yaml.DocumentStartEvent))
-        if documents > 1:
-            raise StaticPodError('%s holds %d YAML documents; a static pod manifest is one Pod. Split it into one file per pod.'
-                                 % (where, documents))
-        if any(isinstance(e, yaml.AliasEvent) for e in events):
-            raise StaticPodError('%s uses YAML anchors and aliases (*name); this module edits plain manifests only. '
-                                 'Write the values out and run again.' % where)
-        try:
-            self.root = yaml.compose(text, Loader=yaml.SafeLoader)
-            self.data = yaml.load(text, Loader=yaml.SafeLoader)  # nosec B506 - SafeLoader
-        except yaml.YAMLError as e:
-            raise StaticPodError('%s cannot be read safely: %s; the kubelet reads plain YAML without language tags.' % (where, e))
-        root = self.root
-        if root is None or _is_empty(root):
-            raise StaticPodError('%s is empty; it is not a static pod manifest.' % where)
-        if not isinstance(root, yaml.MappingNode):
+        self.load()
+        data = self.data
+        if not isinstance(data, dict):
             raise StaticPodError('%s is not a Kubernetes object (the document is not a mapping).' % where)
-        if root.flow_style:
-            raise StaticPodError('%s is written in YAML flow style ({...}). This module only edits block-style YAML, as kubeadm '
-                                 'writes it, so that it can keep every other byte; rewrite it in block style and run again.' % where)
-        kind = _get(root, 'kind', where)
-        if kind is None or _scalar(kind[1]) != 'Pod':
+        kind = data.get('kind')
+        if kind != 'Pod':
             raise StaticPodError('%s is not a Pod (kind: %s); give the static pod manifest, e.g. %s.'
-                                 % (where, _scalar(kind[1]) if kind else 'missing', DEFAULT_PATH))
-        spec = _get(root, 'spec', where)
-        if spec is None or not isinstance(spec[1], yaml.MappingNode):
+                                 % (where, 'missing' if 'kind' not in data else kind, DEFAULT_PATH))
+        spec = data.get('spec')
+        if not isinstance(spec, dict):
             raise StaticPodError('%s has no spec mapping; it is not a usable Pod manifest.' % where)
-        self.spec = spec[1]
-        if self.spec.flow_style:
-            raise StaticPodError('%s: spec is written in flow style ({...}); write it in block style, as kubeadm does.' % where)
-        containers = _get(self.spec, 'containers', where)
-        if containers is None or not isinstance(containers[1], yaml.SequenceNode) or not containers[1].value:
+        containers = spec.get('containers')
+        if not isinstance(containers, list) or not containers:
             raise StaticPodError('%s has no containers (spec.containers is missing or empty).' % where)
-        self.containers = containers[1]
-        if self.containers.flow_style:
-            raise StaticPodError('%s: spec.containers is written in flow style ([...]); write it in block style.' % where)
-        for i, c in enumerate(self.containers.value):
-            if not isinstance(c, yaml.MappingNode):
+        for i, c in enumerate(containers):
+            if not isinstance(c, dict):
                 raise StaticPodError('%s: spec.containers[%d] is not a mapping.' % (where, i))
-        if index is None:
-            index = self._pick(container)
-        self.index = index
-        self.container = self.containers.value[index]
-        self.name = _scalar((_get(self.container, 'name', where) or (None, None))[1]) or str(index)
-        if self.container.flow_style:
-            raise StaticPodError('%s: container %s is written in flow style ({...}); write it in block style.' % (where, self.name))
-        command = _get(self.container, 'command', where)
-        if command is None:
+        self.index = self._pick(container)
+        self.cpath = _CONTAINERS + (self.index,)
+        self.command_path = self.cpath + ('command',)
+        self.mounts_path = self.cpath + ('volumeMounts',)
+        c = containers[self.index]
+        self.name = c.get('name') if isinstance(c.get('name'), str) else str(self.index)
+        if 'command' not in c:
             raise StaticPodError('%s: container %s has no command; this module adds to an explicit command list, as kubeadm '
                                  'writes one. Adding one would replace the image\'s entrypoint.' % (where, self.name))
-        if not isinstance(command[1], yaml.SequenceNode):
-            raise StaticPodError('%s: command of container %s is not a list (line %d).' % (where, self.name, command[1].start_mark.line + 1))
-        if command[1].flow_style or not command[1].value:
-            raise StaticPodError('%s: command of container %s is written in flow style ([...]); write it as a block list, '
-                                 'one "- " item per line, as kubeadm does.' % (where, self.name))
-        self.command = command[1]
-        for item in self.command.value:
-            if not isinstance(item, yaml.ScalarNode):
+        command = c['command']
+        if not isinstance(command, list):
+            raise StaticPodError('%s: command of container %s is not a list (line %d).' % (where, self.name, self.line(self.command_path)))
+        if not command:
+            raise StaticPodError('%s: command of container %s is empty (line %d); an argument added to it would become the '
+                                 'program. Write the program first.' % (where, self.name, self.line(self.command_path)))
+        for i, item in enumerate(command):
+            if not isinstance(item, str):
                 raise StaticPodError('%s: command of container %s holds a non-string item at line %d.'
-                                     % (where, self.name, item.start_mark.line + 1))
-        self.mounts_kv = self._list_key(self.container, 'volumeMounts', 'containers[%d].volumeMounts' % index)
-        self.volumes_kv = self._list_key(self.spec, 'volumes', 'spec.volumes')
+                                     % (where, self.name, self.line(self.command_path + (i,))))
+        self._check_list(self.mounts_path, 'containers[%d].volumeMounts' % self.index, 'mounts')
+        self._check_list(_VOLUMES, 'spec.volumes', 'volumes')
+
+    def load(self):
+        self.data = _data(self.doc, self.where)
+
+    def line(self, path):
+        node = self.doc.find(path)
+        return node.line + 1 if node is not None else 0
 
     def _pick(self, container):
-        names = [_scalar((_get(c, 'name', self.where) or (None, None))[1]) for c in self.containers.value]
+        names = [c.get('name') for c in self.data['spec']['containers']]
         if container:
             if container not in names:
                 raise StaticPodError('%s has no container named %s (containers: %s).' % (self.where, container, ', '.join(str(n) for n in names)))
             return names.index(container)
-        pod_name = None
-        metadata = _get(self.root, 'metadata', self.where)
-        if metadata is not None and isinstance(metadata[1], yaml.MappingNode):
-            pod_name = _scalar((_get(metadata[1], 'name', self.where) or (None, None))[1])
+        metadata = self.data.get('metadata')
+        pod_name = metadata.get('name') if isinstance(metadata, dict) else None
         return names.index(pod_name) if pod_name in names else 0
 
-    def _list_key(self, mapping, key, label):
-        kv = _get(mapping, key, self.where)
-        if kv is None:
-            return None
-        value = kv[1]
-        if _is_empty(value):
-            return kv
-        if not isinstance(value, yaml.SequenceNode) or value.flow_style:
-            raise StaticPodError('%s: %s (line %d) is not a block list; write it as "- " items, one per line, as kubeadm does.'
-                                 % (self.where, label, value.start_mark.line + 1))
-        for item in value.value:
-            if not isinstance(item, yaml.MappingNode):
-                raise StaticPodError('%s: an item of %s (line %d) is not a mapping.' % (self.where, label, item.start_mark.line + 1))
-        return kv
+    def _check_list(self, path, label, what):
+        value = self.get(path)
+        if value is None:
+            return
+        if not isinstance(value, list):
+            raise StaticPodError('%s: %s (line %d) is not a list of %s; write it as a list, as kubeadm does.'
+                                 % (self.where, label, self.line(path), what))
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise StaticPodError('%s: an item of %s (line %d) is not a mapping.' % (self.where, label, self.line(path + (i,))))
 
-    # -- data views
-    def spec_data(self):
-        return self.data['spec']
-
-    def container_data(self, index=None):
-        return self.data['spec']['containers'][self.index if index is None else index]
+    # -- data
+    def get(self, path):
+        value = self.data
+        for step in path:
+            if isinstance(value, dict):
+                value = value.get(step)
+            elif isinstance(value, list) and isinstance(step, int) and -len(value) <= step < len(value):
+                value = value[step]
+            else:
+                return None
+        return value
 
     def argv(self):
-        return [item.value for item in self.command.value]
+        return list(self.get(self.command_path))
 
     def volumes(self):
         """[(index, name, normalised hostPath path or None)]."""
         out = []
-        for i, v in enumerate(_list_or_empty(self.spec_data().get('volumes'))):
-            host = v.get('hostPath') if isinstance(v, dict) else None
+        for i, v in enumerate(_list_of(self.get(_VOLUMES))):
+            host = v.get('hostPath')
             path = host.get('path') if isinstance(host, dict) else None
-            out.append((i, v.get('name') if isinstance(v, dict) else None,
-                        posixpath.normpath(path) if isinstance(path, str) and path.startswith('/') else None))
+            out.append((i, v.get('name'), posixpath.normpath(path) if isinstance(path, str) and path.startswith('/') else None))
         return out
 
     def mounts(self, index=None):
         """[(index, name, normalised mountPath, has subPath)] of a container (ours by default)."""
         out = []
-        for i, m in enumerate(_list_or_empty(self.container_data(index).get('volumeMounts'))):
-            if not isinstance(m, dict):
-                continue
+        c = self.data['spec']['containers'][self.index if index is None else index]
+        for i, m in enumerate(_list_of(c.get('volumeMounts'))):
             mp = m.get('mountPath')
             out.append((i, m.get('name'), posixpath.normpath(mp) if isinstance(mp, str) and mp else mp,
                         bool(m.get('subPath') or m.get('subPathExpr'))))
         return out
 
-    def marked(self, item_index):
-        item = self.command.value[item_index]
-        return bool(_MARKER_COMMENT.match(_rest_of_line(self.text, item.end_mark.index)))
+    # -- comments
+    def _entries(self, path):
+        node = self.doc.find(path)
+        if node is None or node.kind != 'sequence':
+            return []
+        return self.doc.items(path)
 
-    # -- layout
-    def mapping_indent(self):
-        for k, v in self.root.value:
-            if isinstance(v, yaml.MappingNode) and not v.flow_style and v.value:
-                step = v.value[0][0].start_mark.column - k.start_mark.column
-                if step > 0:
-                    return step
-        return 2
+    def _rest_of_line(self, offset):
+        text = self.doc.text
+        end = text.find('\n', offset)
+        return text[offset:len(text) if end < 0 else end].rstrip('\r')
 
-    def sequence_offset(self):
-        """Columns from a key to the "-" of its block list (0 for kubeadm's layout)."""
-        todo = [self.root]
-        while todo:
-            node = todo.pop(0)
-            if isinstance(node, yaml.MappingNode) and not node.flow_style:
-                for k, v in node.value:
-                    if isinstance(v, yaml.SequenceNode) and not v.flow_style and v.value:
-                        return self.text_column(_dash(self.text, v.value[0])) - k.start_mark.column
-                    todo.append(v)
-            elif isinstance(node, yaml.SequenceNode) and not node.flow_style:
-                todo.extend(node.value)
-        return 0
+    def marked(self, i):
+        """Whether command item ``i`` carries our mark (the line above, or at its end as earlier versions wrote it)."""
+        entry = self._entries(self.command_path)[i]
+        return MARK in entry.comments or bool(_LEGACY_MARK.match(self._rest_of_line(entry.node.end)))
 
-    def text_column(self, index):
-        return index - _line_start(self.text, index)
+    def commentable(self, path):
+        """Whether a comment can stand above the items of the list at ``path`` (block style, not JSON)."""
+        return self.doc.accepts_comment(path)
 
+    def owners(self, path):
+        """{index: (owner argument or None, owner comment or None)} of the items of the list at ``path``."""
+        return dict((e.index, _owner_of(e.comments)) for e in self._entries(path))
 
-def _list_or_empty(value):
-    return value if isinstance(value, list) else []
+    def key_mark(self, parent, key):
+        """How the key ``key`` of the mapping at ``parent`` is marked as ours: 'mark', 'legacy' or None."""
+        node = self.doc.find(parent)
+        if node is None or node.kind != 'mapping':
+            return None
+        for e in self.doc.entries(parent):
+            if e.key == key:
+                if MARK in e.comments:
+                    return 'mark'
+                rest = self._rest_of_line(e.key_node.end).lstrip(' \t')
+                if rest.startswith(':') and _LEGACY_MARK.match(rest[1:]):
+                    return 'legacy'
+        return None
 
 
 def _covers(mount_path, path):
     return path == mount_path or path.startswith(mount_path.rstrip('/') + '/')
 
 
+def _slug(path):
+    return re.sub(r'[^a-z0-9]+', '-', path.lower()).strip('-') or 'root'
+
+
+def named_for(prefix, name, path):
+    """Whether ``name`` is a name :func:`volume_name` gives the volume of ``path`` (with or without its hash)."""
+    if not isinstance(name, str) or path is None:
+        return False
+    full = '%s-%s' % (prefix, _slug(path))
+    if name == full:
+        return True
+    base, dash, digest = name.rpartition('-')
+    return bool(dash) and re.match(r'^[0-9a-f]{8}$', digest) is not None and full.startswith(base)
+
+
 def volume_name(prefix, path, taken):
     """A DNS-1123 label for the volume of ``path``: ``<prefix>-<path as a slug>``, hashed when too long or taken."""
-    slug = re.sub(r'[^a-z0-9]+', '-', path.lower()).strip('-') or 'root'
+    slug = _slug(path)
     name = '%s-%s' % (prefix, slug)
     if len(name) <= 63 and name not in taken:
         return name
@@ -479,130 +492,137 @@ def volume_name(prefix, path, taken):
         n += 1
 
 
-# -- the edit -------------------------------------------------------------------------------
+# -- the edits --------------------------------------------------------------------------------
 class _Editor:
-    """Applies line edits to the text and the same change to the expected data, re-parsing after each."""
+    """The edits of one run, each a :mod:`_yamledit` call on the pod's document, the data read again after each."""
 
     def __init__(self, pod):
         self.pod = pod
-        self.expected = yaml.load(pod.text, Loader=yaml.SafeLoader)  # nosec B506 - SafeLoader
-        self.nl = _newline(pod.text)
-        self.mi = pod.mapping_indent()
-        self.so = pod.sequence_offset()
 
-    def _reparse(self, text):
-        self.pod = Pod(text, self.pod.where, index=self.pod.index)
+    @property
+    def doc(self):
+        return self.pod.doc
 
-    def _expected_container(self):
-        return self.expected['spec']['containers'][self.pod.index]
+    def _do(self, edit, *args, **kwargs):
+        try:
+            edit(*args, **kwargs)
+        except gy.GoYamlError as e:
+            raise StaticPodError('%s: %s; nothing was written.' % (self.pod.where, e))
+        self.pod.load()
 
     def append_arg(self, arg):
-        pod = self.pod
-        last = pod.command.value[-1]
-        col = pod.text_column(_dash(pod.text, pod.command.value[0]))
-        line = '%s- %s  # %s%s' % (' ' * col, render_scalar(arg), MARKER, self.nl)
-        self._reparse(_insert(pod.text, _line_end(pod.text, _last_char(pod.text, last)), line, self.nl))
-        self._expected_container()['command'].append(arg)
+        path = self.pod.command_path
+        self._do(self.doc.append, path, arg, comment=MARK if self.pod.commentable(path) else None)
 
-    def remove_arg(self, item_index):
-        pod = self.pod
-        start, end = _item_span(pod.text, pod.command.value[item_index])
-        self._reparse(_delete(pod.text, start, end))
-        del self._expected_container()['command'][item_index]
+    def remove_arg(self, i):
+        path = self.pod.command_path + (i,)
+        self._do(self.doc.remove, path, comment=MARK if self.pod.marked(i) else None)
 
-    def _append_item(self, mapping, kv, key, lines_of, parent_data, item):
-        """Append a mapping item to the block list ``key`` of ``mapping``; make the key when missing."""
-        text = self.pod.text
-        if kv is not None and not _is_empty(kv[1]):
-            seq = kv[1]
-            col = self.pod.text_column(_dash(text, seq.value[0]))
-            block = lines_of(col)
-            pos = _line_end(text, _last_char(text, seq.value[-1]))
-            parent_data[key].append(item)
-        elif kv is not None:
-            col = kv[0].start_mark.column + self.so
-            block = lines_of(col)
-            pos = _line_end(text, _last_char(text, kv[1]))
-            parent_data[key] = [item]
+    def add_item(self, parent, key, item, owner):
+        """Append ``item`` to the list ``key`` of the mapping at ``parent``; create the key (marked) when missing."""
+        path = parent + (key,)
+        comment = OWNER + _comment_arg(owner)
+        if self.doc.find(path) is not None:
+            self._do(self.doc.append, path, item, comment=comment if self.pod.commentable(path) else None)
+        elif self.pod.commentable(parent):
+            self._do(self.doc.add_key, parent, key, None, comment=MARK)
+            self._do(self.doc.append, path, item, comment=comment)
         else:
-            key_col = mapping.value[0][0].start_mark.column
-            names = [k.value for k, dummy in mapping.value]
-            after = len(names) - 1
-            if names == sorted(names):
-                before = [i for i, n in enumerate(names) if n < key]
-                if before:
-                    after = before[-1]
-            block = '%s%s:  # %s%s' % (' ' * key_col, key, MARKER, self.nl) + lines_of(key_col + self.so)
-            pos = _line_end(text, _last_char(text, mapping.value[after][1]))
-            parent_data[key] = [item]
-        self._reparse(_insert(text, pos, block, self.nl))
+            self._do(self.doc.add_key, parent, key, [item])
 
-    def add_mount(self, path, name):
-        def lines(col):
-            pad = ' ' * (col + 2)
-            return ''.join([' ' * col + '- mountPath: %s%s' % (render_scalar(path), self.nl),
-                            pad + 'name: %s%s' % (render_scalar(name), self.nl),
-                            pad + 'readOnly: true' + self.nl])
-        self._append_item(self.pod.container, self.pod.mounts_kv, 'volumeMounts', lines, self._expected_container(),
-                          {'mountPath': path, 'name': name, 'readOnly': True})
+    def remove_item(self, parent, key, index):
+        """Remove item ``index`` of the list ``key`` at ``parent`` (its owner comment too); a list it empties goes
+        back to what it was: a key we created goes, a ``key:`` we filled is null again."""
+        path = parent + (key,)
+        comment = self.pod.owners(path).get(index, (None, None))[1]
+        if len(self.pod.get(path)) > 1:
+            self._do(self.doc.remove, path + (index,), comment=comment)
+            return
+        mark = self.pod.key_mark(parent, key)
+        node = self.doc.find(path)
+        if mark is not None or not self.pod.commentable(parent):
+            # a key this module created (a JSON or flow mapping cannot say so: there, an emptied list is taken to be ours)
+            self._do(self.doc.remove, path + (index,), comment=comment)
+            self._do(self.doc.remove, path, comment=MARK if mark == 'mark' else None)
+        elif node.style == 'block':
+            self.restore_null(path, index, comment)
+        else:
+            self._do(self.doc.remove, path + (index,), comment=comment)
 
-    def add_volume(self, path, name, kind):
-        def lines(col):
-            pad = ' ' * (col + 2)
-            return ''.join([' ' * col + '- hostPath:' + self.nl,
-                            pad + ' ' * self.mi + 'path: %s%s' % (render_scalar(path), self.nl),
-                            pad + ' ' * self.mi + 'type: %s%s' % (kind, self.nl),
-                            pad + 'name: %s%s' % (render_scalar(name), self.nl)])
-        self._append_item(self.pod.spec, self.pod.volumes_kv, 'volumes', lines, self.expected['spec'],
-                          {'hostPath': {'path': path, 'type': kind}, 'name': name})
+    def restore_null(self, path, index, comment):
+        """Remove the only item of the block list at ``path`` (and ``comment`` directly above it), leaving ``key:``.
 
-    def _remove_item(self, kv, parent_data, key, index):
-        start, end = _item_span(self.pod.text, kv[1].value[index])
-        del parent_data[key][index]
-        if not parent_data[key]:
-            parent_data[key] = None  # a block list without items reads as null
-        self._reparse(_delete(self.pod.text, start, end))
-
-    def remove_mount(self, index):
-        self._remove_item(self.pod.mounts_kv, self._expected_container(), 'volumeMounts', index)
-
-    def remove_volume(self, index):
-        self._remove_item(self.pod.volumes_kv, self.expected['spec'], 'volumes', index)
-
-    def drop_own_empty_keys(self):
-        """Remove a ``volumeMounts:`` / ``volumes:`` key this module made, once it holds nothing."""
-        for attr, parent, key in (('mounts_kv', self._expected_container, 'volumeMounts'),
-                                  ('volumes_kv', lambda: self.expected['spec'], 'volumes')):
-            kv = getattr(self.pod, attr)
-            if kv is None or not _is_empty(kv[1]):
-                continue
-            text = self.pod.text
-            k = kv[0]
-            start = _line_start(text, k.start_mark.index)
-            rest = _rest_of_line(text, k.end_mark.index)
-            if text[start:k.start_mark.index].strip(' ') or not rest.startswith(':') or not _MARKER_COMMENT.match(rest[1:]):
-                continue
-            del parent()[key]
-            self._reparse(_delete(text, start, _line_end(text, _last_char(text, kv[1]))))
-
-    def check(self):
-        """The new text must read as exactly the expected data; anything else is refused."""
-        got = yaml.load(self.pod.text, Loader=yaml.SafeLoader)  # nosec B506 - SafeLoader
-        if got != self.expected:
-            raise StaticPodError('%s: the edit would change more than the argument and its mounts (a layout this module does not '
-                                 'handle); nothing was written. Please report this with the manifest.' % self.pod.where)
+        ``_yamledit`` would leave ``key: []``; the list was ``key:`` before this module appended to it. The lines
+        of the item are deleted and the result must read as before with that list null.
+        """
+        doc = self.doc
+        text = doc.text
+        node = doc.find(path + (index,))
+        dash = node.start - 1
+        while dash >= 0 and text[dash] in ' \t\r\n':
+            dash -= 1
+        top = text.rfind('\n', 0, max(dash, 0)) + 1
+        if dash < 0 or text[dash] != '-' or text[top:dash].strip(' '):
+            self._do(doc.remove, path + (index,), comment=comment)
+            return
+        if comment and top > 0:
+            above = text.rfind('\n', 0, top - 1) + 1
+            line = text[above:top].rstrip('\r\n')
+            if line.strip(' ') == comment and len(line) - len(line.lstrip(' ')) == dash - top:
+                top = above
+        end = text.find('\n', node.end)
+        end = len(text) if end < 0 else end + 1
+        if end == len(text) and not text.endswith('\n') and top > 0:
+            top -= 2 if text[top - 2:top] == '\r\n' else 1
+        expected = copy.deepcopy(self.pod.data)
+        parent = expected
+        for step in path[:-1]:
+            parent = parent[step]
+        parent[path[-1]] = None
+        try:
+            new = ye.Document(_cut(text, top, end), name=self.pod.where)
+            ok = _data(new, self.pod.where) == expected and len(new.docs) == len(doc.docs)
+        except (gy.GoYamlError, StaticPodError):
+            ok = False
+        if not ok:
+            raise StaticPodError('%s: removing the last item of %s would change more than that list; nothing was written. '
+                                 'Please report this with the manifest.' % (self.pod.where, '.'.join(str(p) for p in path)))
+        self.pod.doc = new
+        self.pod.load()
 
 
-def plan(before, params, kind_of=path_kind):
-    """Work out the new manifest.
+def _cut(text, start, end):
+    """``text`` without ``text[start:end]``."""
+    return text[:start] + text[end:]
 
-    ``before``: the file's bytes. ``params``: path, container, arg, state, mounts, mount_arg_path,
-    volume_prefix. ``kind_of(path)``: the hostPath type of a node path or None (see :func:`path_kind`).
-    Returns ``{changed, after (bytes), command, volumes, container, warnings}``; raises StaticPodError.
+
+def _hint_for(flag):
+    if flag == 'config':
+        return (' kube-scheduler reads one --config: add the extender to that file instead (baremetal.k3s.scheduler_config '
+                'merges into it), or remove it first.')
+    return ' Change or remove that argument first (state=absent with the same value, if this module added it).'
+
+
+# -- the plan ---------------------------------------------------------------------------------
+def plan(view, params, check_mode=False):
+    """What the module does to the manifest: a Plan with (at most) one Change, and its facts.
+
+    ``params``: the module's options (path, container, arg, state, mounts, mount_arg_path,
+    volume_prefix, backup, backup_dir). ``check_mode``: a mount path that does not exist yet
+    counts as a file (an earlier task may create it), with a warning. Facts: path, container,
+    command, volumes (ours), restart_expected. Raises :class:`StaticPodError` (a PlanError).
     """
+    path = params.get('path') or DEFAULT_PATH
+    try:
+        return _plan(view, params, path, check_mode)
+    except StaticPodError as e:
+        e.details.setdefault('path', path)
+        raise
+
+
+def _plan(view, params, path, check_mode):
     if not HAS_PYYAML:
-        raise StaticPodError('PyYAML is required')
-    where = params.get('path') or 'the manifest'
+        raise StaticPodError('PyYAML is required on the node to read the manifest (%s).' % gy.PYYAML_PACKAGES)
     arg = params.get('arg')
     flag = validate_arg(arg)
     state = params.get('state') or 'present'
@@ -614,31 +634,21 @@ def plan(before, params, kind_of=path_kind):
         own_path = None
     needed = ([own_path] if own_path else []) + [m for m in mounts if m != own_path]
 
-    try:
-        text = before.decode('utf-8')
-    except UnicodeDecodeError as e:
-        raise StaticPodError('%s is not UTF-8 text (%s); the kubelet reads UTF-8 YAML or JSON.' % (where, e))
-    lone_cr = text.replace('\r\n', '').count('\r')
-    if lone_cr or any(c in text for c in _ODD_BREAKS):
-        raise StaticPodError('%s uses line breaks other than LF or CRLF (a lone CR, NEL or U+2028/2029); convert them to LF '
-                             'and run again.' % where)
-    stripped = re.sub(r'^(\ufeff)?(\s|#[^\n]*\n)*', '', text)
-    if stripped[:1] in ('{', '['):
-        raise StaticPodError('%s is a JSON manifest. The kubelet accepts JSON, but this module only edits block-style YAML (as '
-                             'kubeadm writes it) so that it can keep every other byte. Convert the file to YAML first, for example '
-                             'python3 -c \'import sys, json, yaml; sys.stdout.write(yaml.safe_dump(json.load(sys.stdin), '
-                             'default_flow_style=False))\' < FILE > NEW (outside the manifests directory), then move NEW over '
-                             'FILE, and run again.' % where)
-
-    pod = Pod(text, where, container=params.get('container'))
-    warnings = []
+    before = read_manifest(view, path)
+    if params.get('backup'):
+        check_backup_dir(params.get('backup_dir') or DEFAULT_BACKUP_DIR, path, view)
+    pod = _Pod(_document(_text(before, path), path), path, container=params.get('container'))
     ed = _Editor(pod)
-    argv = pod.argv()
+    warnings = []
 
     kinds = {}
     if state == 'present':
+        missing = []
         for p in needed:
-            kind = kind_of(p)
+            kind = path_kind(view, p)
+            if kind is None and check_mode:
+                missing.append(p)
+                kind = 'File'
             if kind is None:
                 raise StaticPodError('%s does not exist on the node. The kubelet refuses a hostPath volume of type File or Directory '
                                      'whose path is missing, and the pod would never start again. Create it first (for example '
@@ -648,14 +658,13 @@ def plan(before, params, kind_of=path_kind):
             if kind == 'other':
                 raise StaticPodError('%s is neither a file, a directory, a socket nor a device; it cannot be a hostPath volume.' % p)
             kinds[p] = kind
+        if missing:
+            warnings.append('%s does not exist yet; check mode assumed a file. The real run fails unless an earlier task creates it.'
+                            % ', '.join(sorted(missing)))
 
-    def our_volumes(p):
-        return [(i, n) for i, n, hp in ed.pod.volumes() if isinstance(n, str) and n.startswith(prefix + '-') and hp == p]
-
+    argv = pod.argv()
     same = [i for i, a in enumerate(argv) if a == arg]
-    owned = [i for i in same if pod.marked(i)]
-    if same and not owned and own_path and our_volumes(own_path):
-        owned = list(same)
+    owned = [i for i in same if _claims(pod, i, arg, own_path, prefix)]
 
     if state == 'present':
         for i, a in enumerate(argv):
@@ -663,41 +672,78 @@ def plan(before, params, kind_of=path_kind):
                 continue
             if a == '--' + flag and '=' in arg and i + 1 < len(argv):
                 a = '%s %s' % (a, argv[i + 1])
-            hint = (' kube-scheduler reads one --config: add the extender to that file instead (baremetal.k3s.scheduler_config '
-                    'merges into it), or remove it first.' if flag == 'config' else
-                    ' Change or remove that argument first (state=absent with the same value, if this module added it).')
             raise StaticPodError('%s already has %s in the command of container %s (line %d), a different value for --%s than %s.%s'
-                                 % (where, a, pod.name, pod.command.value[i].start_mark.line + 1, flag, arg, hint))
+                                 % (path, a, pod.name, pod.line(pod.command_path + (i,)), flag, arg, _hint_for(flag)))
         if same and not owned:
-            missing = [p for p in needed if not _covered(ed.pod, p)]
-            warnings.append('%s is already in the command of container %s, not added by this module (no "# %s" comment, no '
+            missing = [p for p in needed if not _covered(pod, p)]
+            warnings.append('%s is already in the command of container %s, not added by this module (no "%s" comment, no '
                             'volume of ours for its path); left as it is.%s'
-                            % (arg, pod.name, MARKER, (' These paths are not mounted into the container: %s; mount them '
-                                                       'yourself, or remove the argument so that this module manages it.'
-                                                       % ', '.join(missing)) if missing else ''))
+                            % (arg, pod.name, MARK, (' These paths are not mounted into the container: %s; mount them '
+                                                     'yourself, or remove the argument so that this module manages it.'
+                                                     % ', '.join(missing)) if missing else ''))
         else:
             if not same:
                 ed.append_arg(arg)
-            _ensure_mounts(ed, needed, kinds, prefix)
+            _ensure_mounts(ed, needed, kinds, prefix, arg)
     else:
         if same and not owned:
-            warnings.append('%s is in the command of container %s but was not added by this module (no "# %s" comment, no '
-                            'volume of ours for its path); left in place. Remove it by hand if it should go.' % (arg, pod.name, MARKER))
+            warnings.append('%s is in the command of container %s but was not added by this module (no "%s" comment, no '
+                            'volume of ours for its path); left in place. Remove it by hand if it should go.' % (arg, pod.name, MARK))
         for i in reversed(owned):
             ed.remove_arg(i)
-        _remove_mounts(ed, needed, prefix, warnings)
-        ed.drop_own_empty_keys()
+        _remove_mounts(ed, arg, needed, prefix, warnings)
 
-    ed.check()
-    after = ed.pod.text
-    return {
-        'changed': after != text,
-        'after': after.encode('utf-8'),
-        'command': ed.pod.argv(),
-        'container': ed.pod.name,
-        'volumes': [n for dummy, n, dummy2 in ed.pod.volumes() if isinstance(n, str) and n.startswith(prefix + '-')],
-        'warnings': warnings,
+    pod = ed.pod
+    after = pod.doc.text.encode('utf-8')
+    change = Change(path, before, after)
+    if change.action and any(fnmatch.fnmatch(p, d + '/*') for d in RKE2_STYLE_DIRS
+                             for p in (posixpath.normpath(path), view.realpath(path))):
+        warnings.append('%s is written by RKE2 on every start, so this change is lost at its next restart; give kube-scheduler-arg '
+                        'and kube-scheduler-extra-mount in the RKE2 config file instead (baremetal.k3s.k3s_service_arg).' % path)
+    facts = {
+        'path': path,
+        'container': pod.name,
+        'command': pod.argv(),
+        'volumes': _ours(pod, prefix),
+        'restart_expected': change.action is not None,
     }
+    return Plan([change], facts=facts, warnings=warnings)
+
+
+def _ours(pod, prefix):
+    return [n for dummy, n, dummy2 in pod.volumes() if isinstance(n, str) and n.startswith(prefix + '-')]
+
+
+def _our_volumes(pod, prefix):
+    """[(name, hostPath path, owner argument or None)] of the volumes this module owns (by the prefix)."""
+    owners = pod.owners(_VOLUMES)
+    return [(n, hp, owners.get(i, (None, None))[0]) for i, n, hp in pod.volumes()
+            if isinstance(n, str) and n.startswith(prefix + '-')]
+
+
+def _claims(pod, i, arg, own_path, prefix):
+    """Whether the command item ``i`` (equal to ``arg``, the argument asked for) was added by this module.
+
+    Ours: marked; in a command list that cannot carry a comment (flow style, JSON), always; or
+    a volume of ours serves it (its owner comment names it, or, without one, it mounts ``own_path``).
+    """
+    if pod.marked(i) or not pod.commentable(pod.command_path):
+        return True
+    return any(owner == arg or (owner is None and own_path and hp == own_path)
+               for dummy, hp, owner in _our_volumes(pod, prefix))
+
+
+def _other_ours(pod, arg, prefix):
+    """The arguments of the command other than ``arg`` that this module added (marked, or served by a volume of ours)."""
+    volumes = _our_volumes(pod, prefix)
+    out = []
+    for i, a in enumerate(pod.argv()):
+        if a == arg:
+            continue
+        p = arg_path(a)
+        if pod.marked(i) or any(owner == a or (owner is None and p is not None and hp == p) for dummy, hp, owner in volumes):
+            out.append(a)
+    return out
 
 
 def _covered(pod, path):
@@ -711,45 +757,63 @@ def _covered(pod, path):
     return False
 
 
-def _ensure_mounts(ed, needed, kinds, prefix):
+def _ensure_mounts(ed, needed, kinds, prefix, arg):
     # a path inside a directory that is itself to be mounted needs no mount of its own
     needed = [p for p in needed if not any(q != p and _covers(q, p) for q in needed)]
     for p in needed:
-        if _covered(ed.pod, p):
+        pod = ed.pod
+        if _covered(pod, p):
             continue
-        for dummy, name, mount_path, sub in ed.pod.mounts():
+        for dummy, name, mount_path, sub in pod.mounts():
             if mount_path == p:
                 raise StaticPodError('%s: container %s already mounts volume %s at %s%s, not the host path %s; the kubelet refuses '
                                      'two mounts at one path. Remove that mount or mount the host path there yourself.'
-                                     % (ed.pod.where, ed.pod.name, name, p, ' (with a subPath)' if sub else '', p))
-        ours = [n for dummy, n, hp in ed.pod.volumes() if isinstance(n, str) and n.startswith(prefix + '-') and hp == p]
+                                     % (pod.where, pod.name, name, p, ' (with a subPath)' if sub else '', p))
+        ours = [n for n, hp, dummy in _our_volumes(pod, prefix) if hp == p]
         if ours:
             name = ours[0]
         else:
-            taken = set(n for dummy, n, dummy2 in ed.pod.volumes())
-            for c in range(len(ed.pod.containers.value)):
-                taken.update(n for dummy, n, dummy2, dummy3 in ed.pod.mounts(c))
+            taken = set(n for dummy, n, dummy2 in pod.volumes())
+            for c in range(len(pod.data['spec']['containers'])):
+                taken.update(n for dummy, n, dummy2, dummy3 in pod.mounts(c))
             name = volume_name(prefix, p, taken)
-            ed.add_volume(p, name, kinds[p])
-        ed.add_mount(p, name)
+            ed.add_item(('spec',), 'volumes', {'hostPath': {'path': p, 'type': kinds[p]}, 'name': name}, arg)
+        ed.add_item(ed.pod.cpath, 'volumeMounts', {'mountPath': p, 'name': name, 'readOnly': True}, arg)
 
 
-def _remove_mounts(ed, needed, prefix, warnings):
-    for p in needed:
-        still = [a for a in ed.pod.argv() if arg_path(a) is not None and _covers(p, arg_path(a))]
-        for dummy, name, hp in list(ed.pod.volumes()):
-            if not (isinstance(name, str) and name.startswith(prefix + '-') and hp == p):
-                continue
-            if still:
-                warnings.append('kept volume %s (%s): %s still needs it.' % (name, p, still[0]))
-                continue
-            for i, n, dummy2, dummy3 in reversed(ed.pod.mounts()):
-                if n == name:
-                    ed.remove_mount(i)
-            others = [c for c in range(len(ed.pod.containers.value)) if c != ed.pod.index
-                      and any(n == name for dummy2, n, dummy3, dummy4 in ed.pod.mounts(c))]
-            if others:
-                warnings.append('kept volume %s (%s): another container of the pod mounts it.' % (name, p))
-                continue
-            index = [i for i, n, dummy2 in ed.pod.volumes() if n == name][0]
-            ed.remove_volume(index)
+def _remove_mounts(ed, arg, needed, prefix, warnings):
+    """Remove the volumes (and their mounts) of ours that served ``arg``, and those no argument of ours needs any more.
+
+    Items go from the last to the first, so that each removed one is the last of its list: the comments
+    someone put between them stay where they are.
+    """
+    pod = ed.pod
+    remaining = pod.argv()
+    others = _other_ours(pod, arg, prefix)
+    going = []
+    for name, hp, owner in _our_volumes(pod, prefix):
+        if owner is not None and owner != arg and owner in remaining:
+            if hp in needed:
+                warnings.append('kept volume %s (%s): %s still needs it.' % (name, hp, owner))
+            continue
+        if not (owner == arg or hp in needed or (owner is not None and owner not in remaining)
+                or (owner is None and not others and named_for(prefix, name, hp))):
+            continue
+        still = [a for a in remaining if hp is not None and arg_path(a) is not None and _covers(hp, arg_path(a))]
+        if still:
+            warnings.append('kept volume %s (%s): %s still needs it.' % (name, hp, still[0]))
+            continue
+        going.append((name, hp))
+    for i, n, dummy, dummy2 in reversed(pod.mounts()):
+        if any(n == name for name, dummy3 in going):
+            ed.remove_item(ed.pod.cpath, 'volumeMounts', i)
+    pod = ed.pod
+    shared = set()
+    for name, hp in going:
+        if any(n == name for c in range(len(pod.data['spec']['containers'])) if c != pod.index
+               for dummy, n, dummy2, dummy3 in pod.mounts(c)):
+            warnings.append('kept volume %s (%s): another container of the pod mounts it.' % (name, hp))
+            shared.add(name)
+    for i, n, dummy in reversed(pod.volumes()):
+        if n not in shared and any(n == name for name, dummy2 in going):
+            ed.remove_item(('spec',), 'volumes', i)

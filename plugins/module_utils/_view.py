@@ -123,6 +123,10 @@ class View:
         except (OSError, ViewError):
             return None
 
+    def stat(self, path):
+        """``os.stat`` of ``path`` (symlinks followed), None when it does not exist."""
+        return self._stat(path)
+
     def exists(self, path):
         return self._stat(path) is not None
 

@@ -179,7 +179,11 @@ def render_string(text):
 
 
 def _plain_ok(text):
-    if not text or text != text.strip(' ') or not (_PLAIN_FIRST.match(text[0]) or text[0] > '\x7f' and text[0].isalnum()):
+    if not text or text != text.strip(' '):
+        return False
+    # a plain scalar may start with "-" when a non-blank follows (--config=/x): an indicator needs a blank after it
+    dash = text[0] == '-' and len(text) > 1 and text[1] not in ' \t,[]{}#'
+    if not (dash or _PLAIN_FIRST.match(text[0]) or text[0] > '\x7f' and text[0].isalnum()):
         return False
     if text.startswith(('...', '---')) or text.endswith(':') or ': ' in text or ' #' in text or '<<' == text:
         return False

@@ -21,19 +21,25 @@ description:
     whole C(/etc/kubernetes/scheduler) directory) gets no second mount.
   - The kubelet restarts the pod when the manifest changes, so the module only edits the file and reports
     RV(restart_expected). It never restarts anything itself.
-  - Edits keep every byte the module does not own. The file is edited line by line, guided by its YAML structure, never
-    re-dumped; new lines follow the file's own layout (indentation, list style, line endings). Removing the argument gives
-    back the file byte for byte, also after other changes were made to it in between.
-  - "What the module owns: the argument line it adds, which ends in the comment C(# baremetal.k3s.static_pod_arg); the
-    volumes whose name starts with C(<volume_prefix>-) and their volumeMounts; and a C(volumeMounts:) or C(volumes:) key it
-    had to create (marked with the same comment), which is removed again once empty."
-  - The same argument already in the command without that comment and without a volume of ours for its path is the user's.
+  - The manifest is read as the kubelet reads it (go-yaml, strictly - a key given twice is refused), in YAML (block or flow
+    style) or JSON. Edits keep every byte the module does not own; the file is never re-dumped. New items follow the file's
+    own layout (indentation, list style, line endings; JSON stays JSON). Removing the argument gives back the file byte for
+    byte, also after other changes were made to it in between.
+  - "What the module owns: the argument, with the comment line C(# baremetal.k3s.static_pod_arg) directly above it; the
+    volumes whose name starts with C(<volume_prefix>-) and their volumeMounts, each with the comment line
+    C(# baremetal.k3s.static_pod_arg for <arg>) above it, which names the argument it serves; and a C(volumeMounts:) or
+    C(volumes:) key it had to create (with C(# baremetal.k3s.static_pod_arg) above it), which is removed again once empty."
+  - Where a comment cannot stand (a flow list C([...]), a JSON manifest) the argument counts as the module's when it is
+    exactly O(arg) or a volume of ours mounts the path it names, and a key created there is removed again when its list
+    empties. Manifests written by earlier versions (the comment at the end of the argument's line, volumes without a
+    comment) are recognised and cleaned up too.
+  - The same argument already in the command without that comment and without a volume of ours for it is the user's.
     O(state=present) leaves the file as it is (a warning lists paths it needs that are not mounted); O(state=absent) leaves
     the argument in place and warns.
   - The same flag with another value (for example another C(--config=)) is a conflict - the module fails and names it.
     kube-scheduler reads a single C(--config), so add the extender to that file instead (M(baremetal.k3s.scheduler_config)).
-  - The new content is parsed again before anything is written and must hold exactly the old data plus (or minus) the
-    argument and the mounts; the file is replaced atomically through a temporary file whose name starts with C(.), which
+  - After each edit the new content is parsed again and must hold exactly the old data plus (or minus) that item, else
+    nothing is written; the file is replaced atomically through a temporary file whose name starts with C(.), which
     the kubelet ignores. Mode and owner of the manifest are kept.
 author:
   - baremetal.k3s contributors (@baremetal)
@@ -46,9 +52,9 @@ options:
   path:
     description:
       - Absolute path of the static pod manifest. Must exist; the module does not create manifests.
-      - "Block-style YAML only, as kubeadm writes it. Refused with a message: JSON (which the kubelet also accepts - convert it
-        to YAML first), several YAML documents, anchors and aliases, a C(command), C(volumeMounts) or C(volumes) list in flow
-        style (C([...]))."
+      - "YAML (block or flow style) or JSON, as the kubelet accepts. Refused with a message: several YAML documents, anchors
+        and aliases, language tags (C(!!python/...)), a key given twice, a flow list written over several lines in another
+        layout than one item per line."
     type: path
     default: /etc/kubernetes/manifests/kube-scheduler.yaml
   container:
@@ -77,8 +83,9 @@ options:
       - With O(state=present) every path (and the path in O(arg), see O(mount_arg_path)) must exist on the node, else the
         module fails and leaves the file untouched - the kubelet would refuse a C(File) or C(Directory) hostPath that does
         not exist, and the pod would never start.
-      - With O(state=absent) give the same list, so that their volumes go too. A volume still needed by another argument of
-        the command (its path, or a file under it, is named there) is kept.
+      - With O(state=absent) not needed - every volume of ours that served O(arg) goes with it (found by the comment above
+        it), and so do volumes of ours that no argument of ours needs any more. Paths given here go too. A volume still
+        needed by another argument of the command (its path, or a file under it, is named there) is kept.
     type: list
     elements: path
     default: []
@@ -120,8 +127,9 @@ notes:
   - RKE2 rewrites C(/var/lib/rancher/rke2/agent/pod-manifests/kube-scheduler.yaml) on every start, so an edit there is lost
     (a warning says so); on RKE2 give C(kube-scheduler-arg) and C(kube-scheduler-extra-mount) in its config file instead
     (M(baremetal.k3s.k3s_service_arg)).
-  - The argument's line ends in the comment C(# baremetal.k3s.static_pod_arg); keep it, it is how the module knows the
-    argument is its own (a volume of ours for the argument's path also counts).
+  - Keep the comment lines C(# baremetal.k3s.static_pod_arg) and C(# baremetal.k3s.static_pod_arg for <arg>) - they are how
+    the module knows the argument, the volumes and the mounts are its own (a volume of ours for the argument's path also
+    counts for the argument).
 seealso:
   - module: baremetal.k3s.scheduler_config
   - module: baremetal.k3s.k3s_service_arg
@@ -154,13 +162,9 @@ EXAMPLES = r'''
     container: kube-controller-manager
     arg: --v=2
 
-- name: Remove it again (give the same mounts, so that their volumes go too)
+- name: Remove it again, with every volume and mount it added for it
   baremetal.k3s.static_pod_arg:
     arg: --config=/etc/kubernetes/scheduler/config.yaml
-    mounts:
-      - /etc/kubernetes/scheduler/extender-ca.crt
-      - /etc/kubernetes/scheduler/extender-client.crt
-      - /etc/kubernetes/scheduler/extender-client.key
     state: absent
 
 # kubeadm upgrade regenerates the manifest. Persist the change in the ClusterConfiguration
@@ -228,6 +232,28 @@ restart_expected:
   returned: always
   type: bool
   sample: true
+files:
+  description:
+    - One entry per file changed (here the manifest, or nothing), so a caller can undo exactly this run - restore
+      RV(files[].backup_file) over RV(files[].path) (module M(baremetal.k3s.rollback)).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    path:
+      description: The file.
+      type: str
+      sample: /etc/kubernetes/manifests/kube-scheduler.yaml
+    action:
+      description: V(modified).
+      type: str
+      sample: modified
+    backup_file:
+      description: The copy taken before the change (O(backup=true), not in check mode), else V(null).
+      type: str
+      sample: null
+  sample: [{path: /etc/kubernetes/manifests/kube-scheduler.yaml, action: modified,
+            backup_file: /var/backups/baremetal-k3s/kube-scheduler.yaml.4242.2026-01-01@12:00:00~}]
 backup_file:
   description: The copy of the previous manifest, in O(backup_dir).
   returned: when O(backup=true) and the manifest changed
@@ -235,85 +261,45 @@ backup_file:
   sample: /var/backups/baremetal-k3s/kube-scheduler.yaml.4242.2026-01-01@12:00:00~
 diff:
   description: Before and after text of the manifest.
-  returned: in diff mode
-  type: dict
-  sample: {before: "apiVersion: v1\n...", after: "apiVersion: v1\n...", before_header: /etc/kubernetes/manifests/kube-scheduler.yaml,
-           after_header: /etc/kubernetes/manifests/kube-scheduler.yaml}
+  returned: in diff mode, when the manifest changed
+  type: list
+  elements: dict
+  sample: [{before: "apiVersion: v1\n...", after: "apiVersion: v1\n...", before_header: /etc/kubernetes/manifests/kube-scheduler.yaml,
+            after_header: /etc/kubernetes/manifests/kube-scheduler.yaml}]
 '''
-
-import fnmatch
-import os
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _static_pod as sp
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
-
-def _kind_of(module, missing):
-    """sp.path_kind; in check mode a missing path counts as a file (an earlier task may create it) and is recorded."""
-    def kind_of(path):
-        kind = sp.path_kind(path)
-        if kind is None and module.check_mode:
-            missing.append(path)
-            return 'File'
-        return kind
-    return kind_of
+ARGUMENT_SPEC = dict(
+    path=dict(type='path', default=sp.DEFAULT_PATH),
+    container=dict(type='str'),
+    arg=dict(type='str', required=True),
+    state=dict(type='str', default='present', choices=['present', 'absent']),
+    mounts=dict(type='list', elements='path', default=[]),
+    mount_arg_path=dict(type='bool', default=True),
+    volume_prefix=dict(type='str', default=sp.DEFAULT_PREFIX),
+    backup=dict(type='bool', default=False),
+    backup_dir=dict(type='path', default=sp.DEFAULT_BACKUP_DIR),
+)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            path=dict(type='path', default=sp.DEFAULT_PATH),
-            container=dict(type='str'),
-            arg=dict(type='str', required=True),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            mounts=dict(type='list', elements='path', default=[]),
-            mount_arg_path=dict(type='bool', default=True),
-            volume_prefix=dict(type='str', default=sp.DEFAULT_PREFIX),
-            backup=dict(type='bool', default=False),
-            backup_dir=dict(type='path', default=sp.DEFAULT_BACKUP_DIR),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     if not sp.HAS_PYYAML:
         module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sp.PYYAML_IMPORT_ERROR))
-
     params = module.params
-    path = params['path']
-    missing = []
     try:
-        sp.check_manifest_path(path)
-        if params['backup']:
-            sp.check_backup_dir(params['backup_dir'], path)
-        try:
-            before = _io.read_bytes(path)
-        except OSError as e:
-            raise sp.StaticPodError('cannot read %s: %s' % (path, e)) from e
-        change = sp.plan(before, params, _kind_of(module, missing))
-    except sp.StaticPodError as e:
-        module.fail_json(msg=str(e), path=path)
-    if missing:
-        module.warn('%s does not exist yet; check mode assumed a file. The real run fails unless an earlier task creates it.'
-                    % ', '.join(sorted(set(missing))))
-
-    for warning in change['warnings']:
-        module.warn(warning)
-    if change['changed'] and any(fnmatch.fnmatch(os.path.abspath(path), d + '/*') for d in sp.RKE2_STYLE_DIRS):
-        module.warn('%s is written by RKE2 on every start, so this change is lost at its next restart; give kube-scheduler-arg '
-                    'and kube-scheduler-extra-mount in the RKE2 config file instead (baremetal.k3s.k3s_service_arg).' % path)
-
-    result = dict(
-        changed=change['changed'], path=path, container=change['container'], command=change['command'],
-        volumes=change['volumes'], restart_expected=change['changed'],
-    )
-    if module._diff:
-        result['diff'] = dict(before=before.decode('utf-8'), after=change['after'].decode('utf-8'),
-                              before_header=path, after_header=path)
-    if change['changed'] and not module.check_mode:
-        written = _io.write_file(module, path, change['after'], backup=params['backup'], backup_dir=params['backup_dir'])
-        if written['backup_file']:
-            result['backup_file'] = written['backup_file']
+        with _io.node_lock(module, sp.lock_key(params)):
+            plan = sp.plan(_io.node_view(module), params, check_mode=module.check_mode)
+            result = _io.apply(module, plan, backup=params['backup'], backup_dir=params['backup_dir'])
+    except (PlanError, _io.ApplyError) as e:
+        details = dict(path=params['path'])
+        details.update(getattr(e, 'details', {}))
+        module.fail_json(msg=e.msg, **details)
     module.exit_json(**result)
 
 

@@ -33,7 +33,7 @@ import time
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
-from ansible_collections.baremetal.k3s.plugins.modules import k3s_service_arg, node_lease, rollback, scheduler_config
+from ansible_collections.baremetal.k3s.plugins.modules import k3s_service_arg, node_lease, rollback, scheduler_config, static_pod_arg
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import FakeNode
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
@@ -158,6 +158,21 @@ def _scheduler_config_merge(node):
     return scheduler_config, {'path': SCHED_CONFIG, 'name': 'csi', 'extender': EXTENDER}, [SCHED_CONFIG]
 
 
+MANIFEST = '/etc/kubernetes/manifests/kube-scheduler.yaml'
+POD = ('apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-scheduler\n  namespace: kube-system\nspec:\n  containers:\n'
+       '  - command:\n    - kube-scheduler\n    - --kubeconfig=/etc/kubernetes/scheduler.conf\n'
+       '    image: registry.k8s.io/kube-scheduler:v1.36.3\n    name: kube-scheduler\n'
+       '    volumeMounts:\n    - mountPath: /etc/kubernetes/scheduler.conf\n      name: kubeconfig\n      readOnly: true\n'
+       '  volumes:\n  - hostPath:\n      path: /etc/kubernetes/scheduler.conf\n      type: FileOrCreate\n    name: kubeconfig\n')
+
+
+def _static_pod(node):
+    node.write(MANIFEST, POD)
+    node.write('/etc/kubernetes/kube-scheduler/config.yaml', 'x')
+    return static_pod_arg, {'path': MANIFEST, 'arg': '--config=/etc/kubernetes/kube-scheduler/config.yaml', 'backup': True,
+                            'backup_dir': '/var/backups/baremetal-k3s'}, [MANIFEST]
+
+
 def _lease(node):
     return node_lease, {'name': 'scheduler_extender', 'owner': 'run-1', 'timeout': 0}, ['/run/baremetal-k3s/scheduler_extender.lease']
 
@@ -174,6 +189,7 @@ CASES = {
     'k3s_service_arg/unit': _service_arg_unit,
     'k3s_service_arg/absent': _service_arg_absent,
     'node_lease': _lease,
+    'static_pod_arg': _static_pod,
     'scheduler_config/new': _scheduler_config_new,
     'scheduler_config/merge': _scheduler_config_merge,
     'rollback': _rollback,

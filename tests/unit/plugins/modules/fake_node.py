@@ -98,6 +98,27 @@ class FakeNode:
     def listdir(self, path):
         return sorted(os.listdir(self.p(path)))
 
+    def socket(self, path):
+        """A unix socket file at ``path``, bound (not listening) from its directory, so the tree's path length does not count."""
+        import socket  # pylint: disable=import-outside-toplevel
+        directory = os.path.dirname(self.p(path))
+        os.makedirs(directory, exist_ok=True)
+        cwd = os.getcwd()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            os.chdir(directory)
+            sock.bind(os.path.basename(path))
+        finally:
+            os.chdir(cwd)
+            sock.close()
+        return path
+
+    def fifo(self, path):
+        """A named pipe at ``path`` (a file that is neither a regular file, a directory, a socket nor a device)."""
+        os.makedirs(os.path.dirname(self.p(path)), exist_ok=True)
+        os.mkfifo(self.p(path))
+        return path
+
     def install(self, command='server', args=(), init='systemd', name='', systemd_dir='/etc/systemd/system',
                 bin_dir='/usr/local/bin', environ=None):
         """The files k3s's installer writes; returns the unit's (or init script's) node path."""

@@ -2,14 +2,13 @@
 # Copyright (c) 2026, baremetal.k3s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Module tests of baremetal.k3s.static_pod_arg: real files, check/diff mode, backups, errors, docs."""
+"""Module tests of baremetal.k3s.static_pod_arg through its real main(), on a fake node: check/diff mode, backups,
+the files list, errors, docs."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import stat
 import subprocess
 import sys
 
@@ -24,102 +23,102 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _static_pod as sp
 from ansible_collections.baremetal.k3s.plugins.modules import static_pod_arg
 
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils', 'fixtures')
 with open(os.path.join(FIXTURES, 'kube-scheduler-kubeadm-v1.36.3.yaml.txt'), 'rb') as _f:
     KUBEADM = _f.read()
 
-
-class Node:
-    """A control-plane node in a temp dir: the manifests directory and the scheduler's files."""
-
-    def __init__(self, root):
-        self.root = root
-        self.manifests = root / 'etc' / 'kubernetes' / 'manifests'
-        self.manifests.mkdir(parents=True)
-        self.path = str(self.manifests / 'kube-scheduler.yaml')
-        with open(self.path, 'wb') as f:
-            f.write(KUBEADM)
-        os.chmod(self.path, 0o600)
-        sched = root / 'etc' / 'kubernetes' / 'scheduler'
-        sched.mkdir()
-        self.config = str(sched / 'config.yaml')
-        self.ca = str(sched / 'extender-ca.crt')
-        for p in (self.config, self.ca):
-            with open(p, 'w') as f:
-                f.write('x\n')
-        self.arg = '--config=' + self.config
-        self.backup_dir = str(root / 'var' / 'backups' / 'baremetal-k3s')
-
-    def read(self):
-        with open(self.path, 'rb') as f:
-            return f.read()
-
-    def args(self, **kw):
-        out = {'path': self.path, 'arg': self.arg, 'backup_dir': self.backup_dir}
-        out.update(kw)
-        return out
+MANIFESTS = '/etc/kubernetes/manifests'
+MANIFEST = MANIFESTS + '/kube-scheduler.yaml'
+CONFIG = '/etc/kubernetes/scheduler/config.yaml'
+CA = '/etc/kubernetes/scheduler/extender-ca.crt'
+ARG = '--config=' + CONFIG
+BACKUP_DIR = '/var/backups/baremetal-k3s'
 
 
-@pytest.fixture
-def node(tmp_path):
-    return Node(tmp_path)
+@pytest.fixture(autouse=True)
+def kubeadm(node):  # noqa: F811 pylint: disable=redefined-outer-name
+    """Every test's node is a kubeadm control-plane node: the scheduler's manifest (0600) and the files it is given."""
+    node.write(MANIFEST, KUBEADM, mode=0o600)
+    node.write(CONFIG, 'x\n')
+    node.write(CA, 'x\n')
+    return node
 
 
-def ok(args, **kw):
-    return module_ok(static_pod_arg, args, **kw)
+def args(**kw):
+    out = {'path': MANIFEST, 'arg': ARG, 'backup_dir': BACKUP_DIR}
+    out.update(kw)
+    return out
 
 
-def fail(args, **kw):
-    return module_fail(static_pod_arg, args, **kw)
+def ok(params, **kw):
+    return module_ok(static_pod_arg, params, **kw)
+
+
+def fail(params, **kw):
+    return module_fail(static_pod_arg, params, **kw)
 
 
 def test_present_twice_then_absent_is_identical(node):
-    r = ok(node.args(mounts=[node.ca]))
-    assert r['changed'] and r['restart_expected'] and r['path'] == node.path and r['container'] == 'kube-scheduler'
-    assert r['command'][0] == 'kube-scheduler' and r['command'][-1] == node.arg
+    r = ok(args(mounts=[CA]))
+    assert r['changed'] and r['restart_expected'] and r['path'] == MANIFEST and r['container'] == 'kube-scheduler'
+    assert r['command'][0] == 'kube-scheduler' and r['command'][-1] == ARG
     assert len(r['volumes']) == 2 and all(v.startswith('baremetal-k3s-') and len(v) <= 63 for v in r['volumes'])
     assert 'backup_file' not in r and 'diff' not in r
-    data = yaml.safe_load(node.read())
+    assert r['files'] == [{'path': MANIFEST, 'action': 'modified', 'backup_file': None}]
+    data = yaml.safe_load(node.read(MANIFEST))
     c = data['spec']['containers'][0]
-    assert c['command'][-1] == node.arg
-    assert {'mountPath': node.config, 'name': r['volumes'][0], 'readOnly': True} in c['volumeMounts']
-    assert {'hostPath': {'path': node.ca, 'type': 'File'}, 'name': r['volumes'][1]} in data['spec']['volumes']
-    assert stat.S_IMODE(os.stat(node.path).st_mode) == 0o600
-    assert os.listdir(str(node.manifests)) == ['kube-scheduler.yaml']   # no temp file, no backup left behind
+    assert c['command'][-1] == ARG
+    assert {'mountPath': CONFIG, 'name': r['volumes'][0], 'readOnly': True} in c['volumeMounts']
+    assert {'hostPath': {'path': CA, 'type': 'File'}, 'name': r['volumes'][1]} in data['spec']['volumes']
+    assert node.mode(MANIFEST) == 0o600
+    assert node.listdir(MANIFESTS) == ['kube-scheduler.yaml']   # no temp file, no backup left behind
 
-    again = ok(node.args(mounts=[node.ca]))
+    again = ok(args(mounts=[CA]))
     assert not again['changed'] and not again['restart_expected'] and again['volumes'] == r['volumes']
+    assert again['files'] == []
 
-    gone = ok(node.args(mounts=[node.ca], state='absent'))
-    assert gone['changed'] and gone['restart_expected'] and gone['volumes'] == [] and node.arg not in gone['command']
-    assert node.read() == KUBEADM
-    assert stat.S_IMODE(os.stat(node.path).st_mode) == 0o600
+    gone = ok(args(mounts=[CA], state='absent'))
+    assert gone['changed'] and gone['restart_expected'] and gone['volumes'] == [] and ARG not in gone['command']
+    assert node.read(MANIFEST) == KUBEADM
+    assert node.mode(MANIFEST) == 0o600
+
+
+def test_absent_needs_no_mounts(node):
+    """The role no longer reads the manifest to find the volumes: absent finds every one of ours that served the argument."""
+    present = ok(args(mounts=[CA]))
+    gone = ok(args(state='absent'))
+    assert gone['changed'] and gone['volumes'] == [] and not gone['warnings'] and node.read(MANIFEST) == KUBEADM
+    assert gone['files'] == [{'path': MANIFEST, 'action': 'modified', 'backup_file': None}]
+    assert present['volumes'] and not ok(args(state='absent'))['changed']
 
 
 def test_check_mode_and_diff_do_not_write(node):
     with patch.object(_io, 'write_file', side_effect=AssertionError('wrote in check mode')):
-        r = ok(node.args(), check_mode=True, diff=True)
-    assert r['changed'] and r['restart_expected'] and node.read() == KUBEADM
-    assert r['diff']['before'] == KUBEADM.decode() and node.arg in r['diff']['after']
-    assert r['diff']['before_header'] == r['diff']['after_header'] == node.path
-    assert r['command'][-1] == node.arg
+        r = ok(args(), check_mode=True, diff=True)
+    assert r['changed'] and r['restart_expected'] and node.read(MANIFEST) == KUBEADM
+    assert r['diff'][0]['before'] == KUBEADM.decode() and ARG in r['diff'][0]['after']
+    assert r['diff'][0]['before_header'] == r['diff'][0]['after_header'] == MANIFEST
+    assert r['command'][-1] == ARG
+    assert r['files'] == [{'path': MANIFEST, 'action': 'modified', 'backup_file': None}]
 
 
 def test_check_mode_predicts_a_config_an_earlier_task_creates(node):
-    os.unlink(node.config)  # scheduler_config in check mode creates nothing
-    r = ok(node.args(), check_mode=True)
-    assert r['changed'] and r['command'][-1] == node.arg and node.read() == KUBEADM
-    assert any('does not exist yet' in w and node.config in w for w in r['warnings'])
-    assert 'does not exist on the node' in fail(node.args())  # the real run refuses it
-    assert node.read() == KUBEADM
+    node.unlink(CONFIG)  # scheduler_config in check mode creates nothing
+    r = ok(args(), check_mode=True)
+    assert r['changed'] and r['command'][-1] == ARG and node.read(MANIFEST) == KUBEADM
+    assert any('does not exist yet' in w and CONFIG in w for w in r['warnings'])
+    assert 'does not exist on the node' in fail(args())  # the real run refuses it
+    assert node.read(MANIFEST) == KUBEADM
 
 
 def test_diff_mode_without_change(node):
-    ok(node.args())
-    r = ok(node.args(), diff=True)
-    assert not r['changed'] and r['diff']['before'] == r['diff']['after']
+    ok(args())
+    r = ok(args(), diff=True)
+    # the contract's diff: one entry per changed file, none when nothing changes
+    assert not r['changed'] and 'diff' not in r and r['files'] == []
 
 
 def test_every_write_goes_through_io_write_file_with_a_dot_temp_file(node):
@@ -135,68 +134,81 @@ def test_every_write_goes_through_io_write_file_with_a_dot_temp_file(node):
         return real_move(self, src, dest, *a, **kw)
 
     with patch.object(_io, 'write_file', write), patch.object(AnsibleModule, 'atomic_move', move):
-        ok(node.args())
-        ok(node.args())
-    assert calls == [node.path]
-    assert len(moves) == 1 and os.path.basename(moves[0][0]).startswith('.') and moves[0][1] == node.path
-    assert os.path.dirname(moves[0][0]) == str(node.manifests)
+        ok(args())
+        ok(args())
+    assert calls == [node.p(MANIFEST)]
+    assert len(moves) == 1 and os.path.basename(moves[0][0]).startswith('.') and moves[0][1] == node.p(MANIFEST)
+    assert os.path.dirname(moves[0][0]) == node.p(MANIFESTS)
+
+
+def test_runs_hold_the_manifest_lock(node):
+    keys = []
+    real = _io.node_lock
+
+    def lock(module, key, *a, **kw):
+        keys.append(key)
+        return real(module, key, *a, **kw)
+
+    with patch.object(_io, 'node_lock', lock):
+        ok(args())
+    assert keys == [MANIFEST]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason='chown needs root')
 def test_owner_is_kept(node):
-    os.chown(node.path, 1234, 2345)
-    ok(node.args())
-    st = os.stat(node.path)
+    os.chown(node.p(MANIFEST), 1234, 2345)
+    ok(args())
+    st = os.stat(node.p(MANIFEST))
     assert (st.st_uid, st.st_gid) == (1234, 2345)
 
 
 def test_backup_goes_to_backup_dir(node):
-    r = ok(node.args(backup=True))
-    assert os.path.dirname(r['backup_file']) == node.backup_dir
-    with open(r['backup_file'], 'rb') as f:
-        assert f.read() == KUBEADM
-    assert os.listdir(str(node.manifests)) == ['kube-scheduler.yaml']
-    assert 'backup_file' not in ok(node.args(backup=True))
+    r = ok(args(backup=True))
+    assert os.path.dirname(r['backup_file']) == BACKUP_DIR
+    assert node.read(r['backup_file']) == KUBEADM
+    assert r['files'] == [{'path': MANIFEST, 'action': 'modified', 'backup_file': r['backup_file']}]
+    assert node.listdir(MANIFESTS) == ['kube-scheduler.yaml']
+    assert 'backup_file' not in ok(args(backup=True))
 
 
 @pytest.mark.parametrize('where', ['manifests', 'manifests/old', 'kubeadm-default', 'rke2'])
 def test_backup_dir_in_a_manifest_dir_is_refused(node, where):
-    backup_dir = {'manifests': str(node.manifests), 'manifests/old': str(node.manifests / 'old'),
+    backup_dir = {'manifests': MANIFESTS, 'manifests/old': MANIFESTS + '/old',
                   'kubeadm-default': '/etc/kubernetes/manifests/backups',
                   'rke2': '/var/lib/rancher/rke2/agent/pod-manifests'}[where]
-    msg = fail(node.args(backup=True, backup_dir=backup_dir))
+    msg = fail(args(backup=True, backup_dir=backup_dir))
     assert 'inside a static-pod manifest directory' in msg and '/var/backups/baremetal-k3s' in msg
-    assert node.read() == KUBEADM and not os.path.exists(str(node.manifests / 'old'))
+    assert node.read(MANIFEST) == KUBEADM and not node.exists(MANIFESTS + '/old')
 
 
 def test_backup_dir_is_not_checked_without_backup(node):
-    assert ok(node.args(backup_dir=str(node.manifests)))['changed']
+    assert ok(args(backup_dir=MANIFESTS))['changed']
 
 
-def test_path_errors(node, tmp_path):
-    assert 'is relative' in fail(node.args(path='manifests/kube-scheduler.yaml'))
-    assert 'does not exist' in fail(node.args(path=str(tmp_path / 'nope.yaml')))
-    assert 'is a directory' in fail(node.args(path=str(node.manifests)))
+def test_path_errors(node):
+    assert 'is relative' in fail(args(path='manifests/kube-scheduler.yaml'))
+    assert 'does not exist' in fail(args(path=MANIFESTS + '/nope.yaml'))
+    assert 'is a directory' in fail(args(path=MANIFESTS))
 
 
 def test_missing_mount_fails_and_file_is_untouched(node):
-    msg = fail(node.args(mounts=[node.ca, str(node.root / 'missing.crt')]))
+    msg = fail(args(mounts=[CA, '/missing.crt']))
     assert 'missing.crt does not exist on the node' in msg and 'never start' in msg
-    assert node.read() == KUBEADM
-    os.unlink(node.config)
-    assert 'config.yaml does not exist on the node' in fail(node.args())
-    assert node.read() == KUBEADM
+    assert node.read(MANIFEST) == KUBEADM
+    node.unlink(CONFIG)
+    assert 'config.yaml does not exist on the node' in fail(args())
+    assert node.read(MANIFEST) == KUBEADM
 
 
 def test_directory_gets_a_directory_volume(node):
-    directory = os.path.dirname(node.config)
-    r = ok(node.args(mounts=[directory]))
-    volumes = yaml.safe_load(node.read())['spec']['volumes']
+    directory = os.path.dirname(CONFIG)
+    r = ok(args(mounts=[directory]))
+    volumes = yaml.safe_load(node.read(MANIFEST))['spec']['volumes']
     assert {'hostPath': {'path': directory, 'type': 'Directory'}, 'name': r['volumes'][0]} in volumes
     assert len(r['volumes']) == 1   # the config file lives in the mounted directory: no second mount
 
 
-@pytest.mark.parametrize('args, message', [
+@pytest.mark.parametrize('params, message', [
     ({'arg': 'config=/x'}, 'must start with "--"'),
     ({'arg': ''}, 'arg is empty'),
     ({'arg': '--v=2\n--v=3'}, 'line break'),
@@ -204,76 +216,116 @@ def test_directory_gets_a_directory_volume(node):
     ({'volume_prefix': 'Not_A_Label'}, 'volume_prefix'),
     ({'container': 'kube-apiserver'}, 'no container named kube-apiserver'),
 ])
-def test_bad_options(node, args, message):
-    assert message in fail(node.args(**args))
-    assert node.read() == KUBEADM
+def test_bad_options(node, params, message):
+    assert message in fail(args(**params))
+    assert node.read(MANIFEST) == KUBEADM
 
 
 @pytest.mark.parametrize('content, message', [
-    (json.dumps(yaml.safe_load(KUBEADM), indent=2).encode(), 'JSON manifest'),
     (b'not: [valid\n', 'not valid YAML'),
     (KUBEADM + b'---\n' + KUBEADM, 'YAML documents'),
     (KUBEADM.replace(b'kind: Pod', b'kind: ConfigMap'), 'is not a Pod'),
     (KUBEADM.replace(b'  - command:\n', b'  - commands:\n'), 'has no command'),
 ])
 def test_bad_manifests(node, content, message):
-    with open(node.path, 'wb') as f:
-        f.write(content)
-    assert message in fail(node.args())
-    with open(node.path, 'rb') as f:
-        assert f.read() == content
+    node.write(MANIFEST, content)
+    assert message in fail(args())
+    assert node.read(MANIFEST) == content
+
+
+def test_json_manifest_is_edited_and_stays_json(node):
+    """Earlier versions refused a JSON manifest ("JSON manifest"); the kubelet reads it, and so does the module now."""
+    content = json.dumps(yaml.safe_load(KUBEADM), indent=2).encode()
+    node.write(MANIFEST, content)
+    r = ok(args(mounts=[CA]))
+    assert r['changed'] and json.loads(node.read(MANIFEST))['spec']['containers'][0]['command'][-1] == ARG
+    assert not ok(args(mounts=[CA]))['changed']
+    assert ok(args(state='absent'))['changed'] and node.read(MANIFEST) == content
 
 
 def test_conflicting_config_names_it(node):
     other = KUBEADM.replace(b'    - --leader-elect=true\n', b'    - --leader-elect=true\n    - --config=/etc/kubernetes/other.yaml\n')
-    with open(node.path, 'wb') as f:
-        f.write(other)
-    msg = fail(node.args())
+    node.write(MANIFEST, other)
+    msg = fail(args())
     assert '--config=/etc/kubernetes/other.yaml' in msg and 'add the extender to that file instead' in msg
-    assert node.read() == other
+    assert node.read(MANIFEST) == other
 
 
 def test_users_argument_is_left_alone_with_warnings(node):
-    mine = KUBEADM.replace(b'    - --leader-elect=true\n', b'    - --leader-elect=true\n    - %s\n' % node.arg.encode())
-    with open(node.path, 'wb') as f:
-        f.write(mine)
-    r = ok(node.args())
+    mine = KUBEADM.replace(b'    - --leader-elect=true\n', b'    - --leader-elect=true\n    - %s\n' % ARG.encode())
+    node.write(MANIFEST, mine)
+    r = ok(args())
     assert not r['changed'] and not r['restart_expected'] and r['warnings'] and 'not added by this module' in r['warnings'][0]
-    r = ok(node.args(state='absent'))
+    r = ok(args(state='absent'))
     assert not r['changed'] and 'left in place' in r['warnings'][0]
-    assert node.read() == mine
+    assert node.read(MANIFEST) == mine
 
 
 def test_crlf_manifest_keeps_its_line_endings(node):
     crlf = KUBEADM.replace(b'\n', b'\r\n')
-    with open(node.path, 'wb') as f:
-        f.write(crlf)
-    ok(node.args(mounts=[node.ca]))
-    data = node.read()
-    assert data.count(b'\n') == data.count(b'\r\n') and node.arg.encode() + b'  # baremetal.k3s.static_pod_arg\r\n' in data
-    ok(node.args(mounts=[node.ca], state='absent'))
-    assert node.read() == crlf
+    node.write(MANIFEST, crlf)
+    ok(args(mounts=[CA]))
+    data = node.read(MANIFEST)
+    assert data.count(b'\n') == data.count(b'\r\n')
+    assert b'    # baremetal.k3s.static_pod_arg\r\n    - ' + ARG.encode() + b'\r\n' in data
+    ok(args(mounts=[CA], state='absent'))
+    assert node.read(MANIFEST) == crlf
 
 
-def test_rke2_manifest_warns_that_rke2_rewrites_it(tmp_path, monkeypatch):
-    pods = tmp_path / 'rke2' / 'agent' / 'pod-manifests'
-    pods.mkdir(parents=True)
-    shutil.copy(os.path.join(FIXTURES, 'kube-scheduler-kubeadm-v1.36.3.yaml.txt'), str(pods / 'kube-scheduler.yaml'))
-    conf = tmp_path / 'config.yaml'
-    conf.write_text('x\n')
-    monkeypatch.setattr(sp, 'RKE2_STYLE_DIRS', (str(tmp_path) + '/*/agent/pod-manifests',))
-    r = ok({'path': str(pods / 'kube-scheduler.yaml'), 'arg': '--config=%s' % conf})
+def test_manifest_of_the_old_version_is_cleaned_without_mounts(node):
+    old = KUBEADM.replace(
+        b'    - --leader-elect=true\n',
+        b'    - --leader-elect=true\n    - %s  # baremetal.k3s.static_pod_arg\n' % ARG.encode(),
+    ).replace(
+        b'      readOnly: true\n  hostNetwork',
+        b'      readOnly: true\n    - mountPath: %s\n      name: baremetal-k3s-etc-kubernetes-scheduler-config-yaml\n'
+        b'      readOnly: true\n    - mountPath: %s\n      name: baremetal-k3s-etc-kubernetes-scheduler-extender-ca-crt\n'
+        b'      readOnly: true\n  hostNetwork' % (CONFIG.encode(), CA.encode()),
+    ).replace(
+        b'    name: kubeconfig\nstatus',
+        b'    name: kubeconfig\n  - hostPath:\n      path: %s\n      type: File\n'
+        b'    name: baremetal-k3s-etc-kubernetes-scheduler-config-yaml\n  - hostPath:\n      path: %s\n      type: File\n'
+        b'    name: baremetal-k3s-etc-kubernetes-scheduler-extender-ca-crt\nstatus' % (CONFIG.encode(), CA.encode()),
+    )
+    node.write(MANIFEST, old)
+    assert not ok(args(mounts=[CA]))['changed']
+    r = ok(args(state='absent', backup=True))
+    assert r['changed'] and r['volumes'] == [] and node.read(MANIFEST) == KUBEADM
+    assert node.read(r['files'][0]['backup_file']) == old
+
+
+def test_rke2_manifest_warns_that_rke2_rewrites_it(node):
+    pods = '/var/lib/rancher/rke2/agent/pod-manifests/kube-scheduler.yaml'
+    node.write(pods, KUBEADM)
+    node.write('/etc/rancher/rke2/config.yaml', 'x\n')
+    r = ok({'path': pods, 'arg': '--config=/etc/rancher/rke2/config.yaml'})
     assert r['changed'] and any('written by RKE2 on every start' in w for w in r['warnings'])
+    assert not any('RKE2' in w for w in ok({'path': pods, 'arg': '--config=/etc/rancher/rke2/config.yaml'})['warnings'])
 
 
 def test_missing_pyyaml(node, monkeypatch):
     monkeypatch.setattr(sp, 'HAS_PYYAML', False)
-    assert 'PyYAML' in fail(node.args())
-    assert node.read() == KUBEADM
+    assert 'PyYAML' in fail(args())
+    assert node.read(MANIFEST) == KUBEADM
+
+
+def test_failure_names_the_manifest(node):
+    node.write(MANIFEST, b'not: [valid\n')
+    failed = {}
+
+    def fail_json(self, **kw):  # pylint: disable=unused-argument
+        failed.update(kw)
+        raise SystemExit(1)
+
+    with patch.object(AnsibleModule, 'fail_json', fail_json):
+        from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import set_module_args  # pylint: disable=import-outside-toplevel
+        with set_module_args(args()), pytest.raises(SystemExit):
+            static_pod_arg.main()
+    assert failed['path'] == MANIFEST and 'not valid YAML' in failed['msg']
 
 
 # -- documentation ------------------------------------------------------------------------------
-def _argument_spec(node):
+def _argument_spec(node):  # pylint: disable=unused-argument
     seen = {}
     real_init = AnsibleModule.__init__
 
@@ -282,7 +334,7 @@ def _argument_spec(node):
         real_init(self, *a, **kw)
 
     with patch.object(AnsibleModule, '__init__', init):
-        ok(node.args(), check_mode=True)
+        ok(args(), check_mode=True)
     return seen
 
 
@@ -301,7 +353,8 @@ def test_documentation_matches_the_argument_spec(node):
     assert all('baremetal.k3s.static_pod_arg' in task for task in examples)
     assert '#   - name: config\n#     value: /etc/kubernetes/scheduler/config.yaml' in static_pod_arg.EXAMPLES
     returned = yaml.safe_load(static_pod_arg.RETURN)
-    assert set(returned) == {'changed', 'path', 'container', 'command', 'volumes', 'restart_expected', 'backup_file', 'diff'}
+    assert set(returned) == {'changed', 'path', 'container', 'command', 'volumes', 'restart_expected', 'files', 'backup_file',
+                             'diff'}
 
 
 def _collections_root():
@@ -321,7 +374,7 @@ def test_ansible_doc_renders():
     out = subprocess.run([ansible_doc, '--json', 'baremetal.k3s.static_pod_arg'], env=env, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)['baremetal.k3s.static_pod_arg']
-    assert doc['doc']['module'] == 'static_pod_arg' and 'restart_expected' in doc['return']
+    assert doc['doc']['module'] == 'static_pod_arg' and 'restart_expected' in doc['return'] and 'files' in doc['return']
     assert doc['doc']['attributes']['check_mode']['support'] == 'full'
     text = subprocess.run([ansible_doc, 'baremetal.k3s.static_pod_arg'], env=env, capture_output=True, text=True, check=False)
     assert text.returncode == 0 and 'extraVolumes' in text.stdout, text.stderr
