@@ -12,6 +12,7 @@ import (
 	kubectlcmd "k8s.io/kubectl/pkg/cmd"
 	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 	kubeadm "k8s.io/kubernetes/cmd/kubeadm/app"
 	kubeadmerrors "k8s.io/kubernetes/cmd/kubeadm/app/util/errors"
@@ -20,6 +21,8 @@ import (
 func runAPIServer() int { return cli.Run(apiserver.NewAPIServerCommand()) }
 
 func runScheduler() int { return cli.Run(scheduler.NewSchedulerCommand()) }
+
+func runControllerManager() int { return cli.Run(controllermanager.NewControllerManagerCommand()) }
 
 // runKubeadm is k8s.io/kubernetes cmd/kubeadm's main (os.Args set by the caller).
 func runKubeadm() {

@@ -7,7 +7,7 @@
 //	                           scheduler runs as a static pod (k3s rke2 ... too)
 //	kubelet                    the kubelet double: a static-pod runner (k3s kubelet ... too)
 //	kubeadm                    the real kubeadm (k3s kubeadm ... too)
-//	kube-apiserver, kube-scheduler, kubectl
+//	kube-apiserver, kube-scheduler, kube-controller-manager, kubectl
 //	                           the real Kubernetes v1.36.3 commands
 //	kine                       the sibling kine binary
 //	kubeadm-init-offline       the offline phases of kubeadm init (k3s kubeadm-init-offline)
@@ -38,11 +38,12 @@ VERSION:
    %s (%s)
 
 COMMANDS:
-   server                Run management server (kine, kube-apiserver, kube-scheduler)
-   agent                 Run node agent (the double idles)
+   server                Run management server (kine, kube-apiserver, kube-controller-manager, kube-scheduler)
+   agent                 Run node agent (joins a server, registers its Node)
    kubectl               Run kubectl
    kube-apiserver        Run the real kube-apiserver
    kube-scheduler        Run the real kube-scheduler
+   kube-controller-manager  Run the real kube-controller-manager
    kine                  Run kine (the sibling kine binary)
    rke2                  Run as rke2 (server, agent, --version)
    kubelet               Run the kubelet double (static pods)
@@ -64,6 +65,7 @@ func setVersion(v string) {
 }
 
 func main() {
+	launcher.OpenKV = openKV
 	// The sandbox helper is this binary re-executed; nothing else may run first.
 	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
 		os.Exit(sandbox.Helper(os.Args[2:]))
@@ -73,7 +75,7 @@ func main() {
 	case "kubectl", "kine":
 		// Symlinked names act as their subcommand (k3s ships kubectl that way).
 		args = append([]string{"k3s", base}, args[1:]...)
-	case "kube-apiserver", "kube-scheduler":
+	case "kube-apiserver", "kube-scheduler", "kube-controller-manager":
 		// Called by their own name only as a static pod's command (the
 		// launchers run them as "k3s kube-..."): upstream's version.
 		setVersion(launcher.K8sVersion)
@@ -122,6 +124,9 @@ func main() {
 	case "kube-scheduler":
 		os.Args = append([]string{"kube-scheduler"}, rest...)
 		os.Exit(runScheduler())
+	case "kube-controller-manager":
+		os.Args = append([]string{"kube-controller-manager"}, rest...)
+		os.Exit(runControllerManager())
 	case "kubectl":
 		os.Args = append([]string{"kubectl"}, rest...)
 		runKubectl()
@@ -199,6 +204,9 @@ func rke2Main(args []string) int {
 	case "kube-scheduler":
 		os.Args = append([]string{"kube-scheduler"}, args[i+1:]...)
 		return runScheduler()
+	case "kube-controller-manager":
+		os.Args = append([]string{"kube-controller-manager"}, args[i+1:]...)
+		return runControllerManager()
 	default:
 		if strings.HasPrefix(args[i], "-") {
 			fmt.Fprintf(os.Stderr, "Incorrect Usage. flag provided but not defined: %s\n\n", args[i])

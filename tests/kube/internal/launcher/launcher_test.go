@@ -47,7 +47,7 @@ func TestPKICreatedOnceAndReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(created) != 9 {
+	if len(created) != 10 {
 		t.Fatalf("created %q", created)
 	}
 	before, _ := os.ReadFile(p.path("client-scheduler.crt"))

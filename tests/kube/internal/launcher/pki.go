@@ -27,6 +27,9 @@ type pki struct {
 
 func (p pki) path(name string) string { return filepath.Join(p.dir, name) }
 
+// credPath is a file under <data-dir>/server/cred, next to tls.
+func (p pki) credPath(name string) string { return filepath.Join(filepath.Dir(p.dir), "cred", name) }
+
 type keyPair struct {
 	cert *x509.Certificate
 	key  crypto.Signer
@@ -254,6 +257,7 @@ func (p pki) ensureAll(sans []string, advertise net.IP) (created []string, err e
 		{"server-ca", leafSpec{name: "serving-kube-apiserver", cn: "kube-apiserver", server: true, dns: dns, ips: ips}},
 		{"client-ca", leafSpec{name: "client-admin", cn: "system:admin", orgs: []string{"system:masters"}}},
 		{"client-ca", leafSpec{name: "client-scheduler", cn: "system:kube-scheduler"}},
+		{"client-ca", leafSpec{name: "client-controller", cn: "system:kube-controller-manager"}},
 		{"client-ca", leafSpec{name: "client-kube-apiserver", cn: "system:apiserver", orgs: []string{"system:masters"}}},
 		{"request-header-ca", leafSpec{name: "client-auth-proxy", cn: "system:auth-proxy"}},
 	}
@@ -269,7 +273,30 @@ func (p pki) ensureAll(sans []string, advertise net.IP) (created []string, err e
 	if _, err := os.Stat(p.path("service.key")); err != nil {
 		created = append(created, "service.key")
 	}
-	return created, p.ensureServiceKey()
+	if err := p.ensureServiceKey(); err != nil {
+		return created, err
+	}
+	return created, p.ensureNoChain()
+}
+
+// ensureNoChain writes server-ca.nochain.crt and client-ca.nochain.crt, the
+// CA certificates alone, which k3s gives the controller-manager's signers
+// (the double's CAs are self-signed, so they equal the CA files).
+func (p pki) ensureNoChain() error {
+	for _, ca := range []string{"server-ca", "client-ca"} {
+		b, err := readPEM(p.path(ca + ".crt"))
+		if err != nil {
+			return err
+		}
+		want := pem.EncodeToMemory(b)
+		if old, err := os.ReadFile(p.path(ca + ".nochain.crt")); err == nil && string(old) == string(want) {
+			continue
+		}
+		if err := writeFileAtomic(p.path(ca+".nochain.crt"), want, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // kubeconfig renders a kubeconfig. With embed, the certificate and key data

@@ -35,7 +35,7 @@ var ChildArgv0 string
 // dies (Pdeathsig), with NOTIFY_SOCKET removed from its environment.
 func startChild(name, path string, args []string, dir string) (*child, error) {
 	cmd := exec.Command(path, args...)
-	if ChildArgv0 != "" && len(args) > 0 && (args[0] == "kube-apiserver" || args[0] == "kube-scheduler") {
+	if ChildArgv0 != "" && len(args) > 0 && (args[0] == "kube-apiserver" || args[0] == "kube-scheduler" || args[0] == "kube-controller-manager") {
 		cmd.Args[0] = ChildArgv0 // this binary again, under the launcher's name
 	}
 	cmd.Dir = dir

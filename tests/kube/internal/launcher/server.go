@@ -2,14 +2,8 @@ package launcher
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,126 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"baremetal.k3s/tests/kube/internal/bootstrap"
 	"baremetal.k3s/tests/kube/internal/configfile"
+	"baremetal.k3s/tests/kube/internal/kubeapi"
+	"baremetal.k3s/tests/kube/internal/supervisor"
+	"baremetal.k3s/tests/kube/internal/token"
 )
-
-const (
-	apiPort       = "6443"
-	schedulerPort = "10259"
-	serviceCIDR   = "10.43.0.0/16"
-)
-
-// flavor is the distribution the launcher stands in for.
-type flavor struct {
-	prog    configfile.Program
-	version string // printed and logged: K3sVersion or RKE2Version
-	// staticScheduler: the scheduler runs as a static pod (RKE2), not as a
-	// child of the launcher (k3s).
-	staticScheduler bool
-}
-
-var k3sFlavor = flavor{prog: configfile.K3s, version: K3sVersion}
-
-func rke2Flavor() flavor {
-	return flavor{prog: configfile.RKE2(), version: RKE2Version, staticScheduler: true}
-}
-
-// parseCommand applies k3s's config-file insertion and flag parsing for the
-// subcommand argv[i] ("server" or "agent"). ok=false means exit with code.
-func parseCommand(argv []string, fl flavor, defs []configfile.Flag) (v *configfile.Values, parts *configfile.Parts, mode configfile.SliceMode, code int, ok bool) {
-	parser := fl.prog.Parser(warnf)
-	parts, err := parser.ParseParts(argv)
-	if err != nil {
-		fatalf("%v", err)
-		return nil, nil, "", 1, false
-	}
-	if parts == nil {
-		fatalf("no server or agent subcommand in %q", argv)
-		return nil, nil, "", 1, false
-	}
-	mode, err = configfile.SliceModeFromEnv()
-	if err != nil {
-		fatalf("%v", err)
-		return nil, nil, "", 1, false
-	}
-	file := configfile.ApplySliceMode(defs, parts.File, parts.CLI, mode)
-	v, err = configfile.Parse(defs, append(append([]string{}, file...), parts.CLI...))
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(os.Stdout, "NAME:\n   %s %s - %s test double (baremetal.k3s)\n\nFlags as %s %s; see tests/kube/README.md.\n", fl.prog.Name, parts.Prefix[len(parts.Prefix)-1], fl.prog.Name, fl.prog.Name, fl.version)
-		return nil, nil, "", 0, false
-	}
-	if err != nil {
-		// urfave/cli prints the usage error, then k3s's main logs it fatally.
-		fmt.Fprintf(os.Stderr, "Incorrect Usage: %v\n\n", err)
-		fatalf("Error: %v", err)
-		return nil, nil, "", 1, false
-	}
-	if len(v.Args) > 0 {
-		warnf("Ignoring positional arguments %q", v.Args)
-	}
-	return v, parts, mode, 0, true
-}
-
-func durationEnv(name string, def time.Duration) (time.Duration, error) {
-	s := os.Getenv(name)
-	if s == "" {
-		return def, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		return d, nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s=%q: want a duration (3s) or seconds", name, s)
-	}
-	return time.Duration(f * float64(time.Second)), nil
-}
-
-func advertiseIP(v *configfile.Values) net.IP {
-	if ip := net.ParseIP(v.String("advertise-address")); ip != nil {
-		return ip
-	}
-	for _, s := range v.Slice("node-ip") {
-		for _, part := range strings.Split(s, ",") {
-			if ip := net.ParseIP(strings.TrimSpace(part)); ip != nil {
-				return ip
-			}
-		}
-	}
-	ifaces, _ := net.Interfaces()
-	for _, ifc := range ifaces {
-		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
-			continue
-		}
-		addrs, _ := ifc.Addrs()
-		for _, a := range addrs {
-			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
-				return n.IP.To4()
-			}
-		}
-	}
-	return nil
-}
-
-func parseMode(s string) (os.FileMode, error) {
-	m, err := strconv.ParseUint(s, 8, 32)
-	if err != nil {
-		return 0, fmt.Errorf("invalid write-kubeconfig-mode %q: %w", s, err)
-	}
-	return os.FileMode(m), nil
-}
-
-// startState opens the state file of a `server` or `agent` run of flavor fl
-// and records its start in the events file.
-func startState(command string, fl flavor) *stateFile {
-	st := newStateFile(command)
-	if fl.prog.Name != "k3s" {
-		st.s.Flavor = fl.prog.Name
-		st.s.K3sVersion = fl.version
-	}
-	st.event("start", nil)
-	return st
-}
 
 // RunServer is `k3s server`.
 func RunServer(argv []string) int { return runServer(argv, k3sFlavor) }
@@ -153,211 +33,319 @@ func runServer(argv []string, fl flavor) int {
 		return code
 	}
 	infof("Starting %s %s (%s)", fl.prog.Name, fl.version, Commit)
-
-	dataDir := v.String("data-dir")
-	if dataDir == "" {
-		dataDir = fl.prog.DataDir
-	}
-	dataDir, _ = filepath.Abs(dataDir)
-	serverDir := filepath.Join(dataDir, "server")
-	kubeconfigOut := v.String("write-kubeconfig")
-	if kubeconfigOut == "" {
-		kubeconfigOut = fl.prog.Kubeconfig
-	}
-	kcMode := os.FileMode(0o600)
-	if m := v.String("write-kubeconfig-mode"); m != "" {
-		var err error
-		if kcMode, err = parseMode(m); err != nil {
-			fatalf("%v", err)
-			return 1
-		}
-	}
-	schedArgsIn := v.Slice("kube-scheduler-arg")
-	if schedArgsIn == nil {
-		schedArgsIn = []string{}
+	s, err := newServer(fl, v, st)
+	if err != nil {
+		fatalf("%v", err)
+		return 1
 	}
 	files := parts.Files
 	if files == nil {
 		files = []string{}
 	}
 	infof("Config files read: %q", files)
-	infof("Effective --kube-scheduler-arg (command-line slices %s): %q", mode, schedArgsIn)
+	infof("Effective --kube-scheduler-arg (command-line slices %s): %q", mode, s.schedArgsIn)
 	if v.Bool("cluster-init") {
 		warnf("--cluster-init: the double has no embedded etcd; kine/SQLite stands in for it")
 	}
-	delay, err := durationEnv("K3S_DOUBLE_SCHEDULER_DELAY", 3*time.Second)
-	if err != nil {
-		fatalf("%v", err)
-		return 1
-	}
-	st.update(func(s *State) {
-		s.DataDir = dataDir
-		s.ConfigFiles = files
-		s.CLISliceMode = string(mode)
-		s.KubeSchedulerArg = schedArgsIn
+	st.update(func(st *State) {
+		st.DataDir = s.dataDir
+		st.ConfigFiles = files
+		st.CLISliceMode = string(mode)
+		st.KubeSchedulerArg = s.schedArgsIn
+		st.KubeControllerManagerArg = v.Slice("kube-controller-manager-arg")
 	})
 
-	exit := func(code int, reason string) int {
-		st.update(func(s *State) {
-			s.Phase = "exited"
-			s.ExitedAt = now()
-			s.ExitCode = &code
-			s.ExitReason = reason
-		})
-		st.event("exit", map[string]any{"code": code, "reason": reason})
-		infof("%s double exiting with code %d: %s", fl.prog.Name, code, reason)
-		return code
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer cancel()
+	if err := s.prepare(ctx); err != nil {
+		return s.finish(err)
 	}
+	if err := s.startAPIServer(ctx); err != nil {
+		return s.finish(err)
+	}
+	if err := s.startNode(ctx); err != nil {
+		return s.finish(err)
+	}
+	if fl.staticScheduler {
+		return runStaticScheduler(ctx, fl, v, st, schedulerSetup{
+			dataDir: s.dataDir, schedKC: s.schedKC, schedArgsIn: s.schedArgsIn, delay: s.delay, self: s.self, kineBin: s.kineBin,
+		}, s.kids, s.stopAll, s.exit)
+	}
+	if err := s.startControllerManager(); err != nil {
+		return s.finish(err)
+	}
+	return s.runScheduler(ctx)
+}
 
-	// Certificates, keys, kubeconfigs (created once, reused on restart).
-	p := pki{dir: filepath.Join(serverDir, "tls")}
-	adv := advertiseIP(v)
-	created, err := p.ensureAll(v.Slice("tls-san"), adv)
+// server is one `k3s server` (or `rke2 server`) run.
+type server struct {
+	fl            flavor
+	v             *configfile.Values
+	st            *stateFile
+	dataDir       string
+	serverDir     string
+	kubeconfigOut string
+	kcMode        os.FileMode
+	schedArgsIn   []string
+	delay         time.Duration
+	p             pki
+	adv           net.IP
+	self, kineBin string
+	ds            datastore
+	tok           serverToken
+	schedKC       string
+	adminKC       string
+	controllerKC  string
+	supPort       int
+	sup           *supervisorServer
+	apiReadyAt    time.Time
+	kids          []*child
+	cm            *child
+	stopNode      context.CancelFunc
+}
+
+func newServer(fl flavor, v *configfile.Values, st *stateFile) (*server, error) {
+	s := &server{fl: fl, v: v, st: st, kcMode: 0o600, schedArgsIn: v.Slice("kube-scheduler-arg"), stopNode: func() {}}
+	s.dataDir = v.String("data-dir")
+	if s.dataDir == "" {
+		s.dataDir = fl.prog.DataDir
+	}
+	s.dataDir, _ = filepath.Abs(s.dataDir)
+	s.serverDir = filepath.Join(s.dataDir, "server")
+	s.kubeconfigOut = v.String("write-kubeconfig")
+	if s.kubeconfigOut == "" {
+		s.kubeconfigOut = fl.prog.Kubeconfig
+	}
+	var err error
+	if m := v.String("write-kubeconfig-mode"); m != "" {
+		if s.kcMode, err = parseMode(m); err != nil {
+			return nil, err
+		}
+	}
+	if s.schedArgsIn == nil {
+		s.schedArgsIn = []string{}
+	}
+	if s.delay, err = durationEnv("K3S_DOUBLE_SCHEDULER_DELAY", 3*time.Second); err != nil {
+		return nil, err
+	}
+	if s.supPort, err = supervisorPort(v); err != nil {
+		return nil, fmt.Errorf("supervisor port: %w", err)
+	}
+	s.p = pki{dir: filepath.Join(s.serverDir, "tls")}
+	credDir := filepath.Join(s.serverDir, "cred")
+	s.schedKC = filepath.Join(credDir, "scheduler.kubeconfig")
+	s.adminKC = filepath.Join(credDir, "admin.kubeconfig")
+	s.controllerKC = filepath.Join(credDir, "controller.kubeconfig")
+	if s.self, err = os.Executable(); err != nil {
+		return nil, err
+	}
+	s.kineBin = findKine(s.self)
+	return s, nil
+}
+
+func (s *server) exit(code int, reason string) int {
+	s.st.update(func(st *State) {
+		st.Phase = "exited"
+		st.ExitedAt = now()
+		st.ExitCode = &code
+		st.ExitReason = reason
+	})
+	s.st.event("exit", map[string]any{"code": code, "reason": reason})
+	infof("%s double exiting with code %d: %s", s.fl.prog.Name, code, reason)
+	return code
+}
+
+// stopAll stops the node agent, the supervisor and the children, newest first.
+func (s *server) stopAll() {
+	s.stopNode()
+	s.sup.close()
+	for i := len(s.kids) - 1; i >= 0; i-- {
+		infof("Stopping %s (pid %d)", s.kids[i].name, s.kids[i].pid())
+		s.kids[i].stop(15 * time.Second)
+	}
+}
+
+func (s *server) finish(err error) int { return finish(err, s.st, s.stopAll, s.exit) }
+
+func (s *server) start(name string, path string, args []string) (*child, error) {
+	c, err := startChild(name, path, args, s.serverDir)
 	if err != nil {
-		fatalf("generating certificates under %s: %v", p.dir, err)
-		return exit(1, "certificates: "+err.Error())
+		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	if len(created) > 0 {
-		infof("Generated certificates and keys in %s: %s", p.dir, strings.Join(created, ", "))
-	} else {
-		infof("Reusing certificates and keys in %s", p.dir)
+	s.kids = append(s.kids, c)
+	return c, nil
+}
+
+// prepare does what precedes the API server: the token, the datastore
+// (kine unless an etcd endpoint is given), the bootstrap data shared
+// through it, certificates, token files, kubeconfigs and the supervisor.
+func (s *server) prepare(ctx context.Context) error {
+	var err error
+	if s.tok, err = resolveServerToken(s.v, s.serverDir); err != nil {
+		return err
 	}
-	credDir := filepath.Join(serverDir, "cred")
-	apiURL := "https://127.0.0.1:" + apiPort
-	schedKC := filepath.Join(credDir, "scheduler.kubeconfig")
-	adminKC := filepath.Join(credDir, "admin.kubeconfig")
-	for _, kc := range []struct{ path, user string }{{schedKC, "client-scheduler"}, {adminKC, "client-admin"}} {
-		body, err := kubeconfig(apiURL, p.path("server-ca.crt"), p.path(kc.user+".crt"), p.path(kc.user+".key"), false)
+	s.ds = planDatastore(s.v, s.serverDir)
+	le, kine := s.ds.leaderElect, s.ds.runsKine()
+	s.st.update(func(st *State) {
+		st.Datastore, st.DatastoreEtcdServers, st.KineStarted, st.LeaderElect = s.ds.redacted(), s.ds.etcdServers, &kine, &le
+	})
+	if err := s.startKine(ctx); err != nil {
+		return err
+	}
+	if err := s.bootstrapAndCerts(ctx); err != nil {
+		return err
+	}
+	ca, err := os.ReadFile(s.p.path("server-ca.crt"))
+	if err != nil {
+		return err
+	}
+	tf, err := writeTokenFiles(s.serverDir, s.tok, ca)
+	if err != nil {
+		return err
+	}
+	infof("Node token is available at %s", tf)
+	s.st.update(func(st *State) { st.TokenFile = tf })
+	if err := s.writeKubeconfigs(); err != nil {
+		return err
+	}
+	return s.startSupervisor()
+}
+
+func (s *server) startKine(ctx context.Context) error {
+	if !s.ds.runsKine() {
+		infof("Datastore %s is an etcd endpoint: kube-apiserver uses it directly, no kine", s.ds.redacted())
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(s.serverDir, "db"), 0o700); err != nil {
+		return err
+	}
+	infof("Running kine %s", redactEndpoint(s.ds.kineArgs))
+	kine, err := s.start("kine", s.kineBin, s.ds.kineArgs)
+	if err != nil {
+		return err
+	}
+	s.st.update(func(st *State) { st.Phase = "kine"; st.KineStartedAt = now() })
+	if err := waitFor(ctx, 60*time.Second, []*child{kine}, s.ds.kineReady); err != nil {
+		return err
+	}
+	infof("Kine available at unix://%s", s.ds.sock)
+	return nil
+}
+
+// bootstrapAndCerts loads the cluster's CA and keys from the datastore (or
+// stores them there for the next servers), encrypted with the token, and
+// creates what is missing on disk (k3s's cluster.Bootstrap, GenServerDeps, Save).
+func (s *server) bootstrapAndCerts(ctx context.Context) error {
+	hostname, _ := os.Hostname()
+	s.adv = advertiseIP(s.v)
+	sans := servingSANs(s.v, hostname, nodeName(s.v))
+	ensure := func() error {
+		created, err := s.p.ensureAll(sans, s.adv)
+		if err != nil {
+			return fmt.Errorf("generating certificates under %s: %w", s.p.dir, err)
+		}
+		if len(created) > 0 {
+			infof("Generated certificates and keys in %s: %s", s.p.dir, strings.Join(created, ", "))
+		} else {
+			infof("Reusing certificates and keys in %s", s.p.dir)
+		}
+		return writePasswd(s.p.credPath("passwd"), s.fl.prog.Name, s.tok)
+	}
+	if OpenKV == nil {
+		warnf("No datastore client in this build: bootstrap data is not shared")
+		return ensure()
+	}
+	kv, closeKV, err := s.ds.openKV(ctx, 2*time.Minute)
+	if err != nil {
+		return fmt.Errorf("starting kubernetes: preparing server: datastore %s: %w", s.ds.redacted(), err)
+	}
+	defer closeKV()
+	how, err := syncBootstrap(ctx, kv, s.tok.password, s.serverDir, ensure)
+	if err != nil {
+		return fmt.Errorf("starting kubernetes: preparing server: %w", err)
+	}
+	infof("Bootstrap data %s (datastore key %s)", how, bootstrap.StorageKey(s.tok.password))
+	s.st.update(func(st *State) { st.Bootstrap, st.BootstrapKey = how, bootstrap.StorageKey(s.tok.password) })
+	s.st.event("bootstrap", map[string]any{"bootstrap": how, "generated_token": s.tok.generated})
+	return nil
+}
+
+func (s *server) apiURL() string { return "https://127.0.0.1:" + apiPort }
+
+func (s *server) writeKubeconfigs() error {
+	for _, kc := range []struct{ path, user string }{
+		{s.schedKC, "client-scheduler"}, {s.adminKC, "client-admin"}, {s.controllerKC, "client-controller"},
+	} {
+		body, err := kubeconfig(s.apiURL(), s.p.path("server-ca.crt"), s.p.path(kc.user+".crt"), s.p.path(kc.user+".key"), false)
 		if err == nil {
 			err = writeFileAtomic(kc.path, []byte(body), 0o600)
 		}
 		if err != nil {
-			fatalf("writing %s: %v", kc.path, err)
-			return exit(1, err.Error())
+			return fmt.Errorf("writing %s: %w", kc.path, err)
 		}
 	}
-	infof("Wrote kubeconfigs %s and %s", schedKC, adminKC)
+	infof("Wrote kubeconfigs %s, %s and %s", s.schedKC, s.adminKC, s.controllerKC)
+	return nil
+}
 
-	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer cancel()
-
-	var kids []*child
-	stopAll := func() {
-		for i := len(kids) - 1; i >= 0; i-- {
-			infof("Stopping %s (pid %d)", kids[i].name, kids[i].pid())
-			kids[i].stop(15 * time.Second)
+func (s *server) startSupervisor() error {
+	bind := apiServerBind(s.v)
+	agentCfg := supervisor.AgentConfig{HTTPSPort: 6443, SupervisorPort: s.supPort, ClusterDomain: s.v.String("cluster-domain"),
+		ClusterIPRange: clusterCIDROf(s.v), ServiceIPRange: serviceCIDR, DisableCCM: s.v.Bool("disable-cloud-controller")}
+	apiservers := func() []string {
+		if s.adv == nil {
+			return []string{"127.0.0.1:" + apiPort}
 		}
+		return []string{net.JoinHostPort(s.adv.String(), apiPort)}
 	}
-	self, err := os.Executable()
+	var err error
+	if s.sup, err = startSupervisor(s.p, s.fl.prog.Name, bind, s.supPort, agentCfg, apiservers); err != nil {
+		return fmt.Errorf("supervisor on port %d: %w", s.supPort, err)
+	}
+	u := "https://" + net.JoinHostPort(bind, strconv.Itoa(s.supPort))
+	infof("Supervisor (join endpoints /cacerts, /v1-%s/...) listening on %s", s.fl.prog.Name, u)
+	s.st.update(func(st *State) { st.SupervisorListen = u })
+	return nil
+}
+
+// startAPIServer runs the real kube-apiserver, waits for /readyz, writes
+// the admin kubeconfig and tells systemd the server is ready.
+func (s *server) startAPIServer(ctx context.Context) error {
+	args := apiServerArgs(s.v, s.fl, s.p, s.ds, s.adv)
+	infof("Running kube-apiserver %s", strings.Join(args, " "))
+	api, err := s.start("kube-apiserver", s.self, append([]string{"kube-apiserver"}, args...))
 	if err != nil {
-		fatalf("%v", err)
-		return exit(1, err.Error())
+		return err
 	}
-	kineBin := findKine(self)
-
-	// kine on SQLite, listening on a unix socket in the server dir (as k3s).
-	if err := os.MkdirAll(filepath.Join(serverDir, "db"), 0o700); err != nil {
-		fatalf("%v", err)
-		return exit(1, err.Error())
-	}
-	sock := filepath.Join(serverDir, "kine.sock")
-	endpoint := v.String("datastore-endpoint")
-	if endpoint == "" {
-		endpoint = "sqlite://" + filepath.Join(serverDir, "db", "state.db") +
-			"?_journal_mode=WAL&_busy_timeout=30000&_synchronous=NORMAL&_txlock=immediate&cache=shared"
-	}
-	kineArgs := []string{"--listen-address=unix://" + sock, "--endpoint=" + endpoint, "--metrics-bind-address=0"}
-	infof("Running kine %s", redactEndpoint(kineArgs))
-	kine, err := startChild("kine", kineBin, kineArgs, serverDir)
+	s.st.update(func(st *State) { st.Phase = "apiserver"; st.APIServerStartedAt = now() })
+	client, err := adminClient(s.p)
 	if err != nil {
-		fatalf("starting kine (%s): %v", kineBin, err)
-		return exit(1, "kine: "+err.Error())
+		return err
 	}
-	kids = append(kids, kine)
-	st.update(func(s *State) { s.Phase = "kine"; s.KineStartedAt = now() })
-	if err := waitFor(ctx, 60*time.Second, []*child{kine}, func() bool {
-		c, err := net.DialTimeout("unix", sock, time.Second)
-		if err == nil {
-			c.Close()
-			return true
-		}
-		return false
-	}); err != nil {
-		return finish(err, st, stopAll, exit)
+	if err := waitFor(ctx, 5*time.Minute, s.kids, func() bool { return readyz(client, s.apiURL()) }); err != nil {
+		return err
 	}
-	infof("Kine available at unix://%s", sock)
+	s.apiReadyAt = time.Now()
+	s.sup.apiReady.Store(true)
+	infof("kube-apiserver is ready (/readyz ok) %.1fs after start", s.apiReadyAt.Sub(api.started).Seconds())
+	s.writeAdminKubeconfig()
+	s.notifyReady()
+	return nil
+}
 
-	// The real kube-apiserver, loopback only.
-	leaderElect := v.Bool("cluster-init") || (v.String("datastore-endpoint") != "" && !strings.HasPrefix(v.String("datastore-endpoint"), "sqlite"))
-	apiDefaults := map[string]string{
-		"allow-privileged":                   "true",
-		"anonymous-auth":                     "false",
-		"api-audiences":                      "https://kubernetes.default.svc.cluster.local," + fl.prog.Name,
-		"authorization-mode":                 "Node,RBAC",
-		"bind-address":                       "127.0.0.1",
-		"cert-dir":                           filepath.Join(p.dir, "temporary-certs"),
-		"client-ca-file":                     p.path("client-ca.crt"),
-		"enable-admission-plugins":           "NodeRestriction",
-		"etcd-servers":                       "unix://" + sock,
-		"kubelet-client-certificate":         p.path("client-kube-apiserver.crt"),
-		"kubelet-client-key":                 p.path("client-kube-apiserver.key"),
-		"profiling":                          "false",
-		"proxy-client-cert-file":             p.path("client-auth-proxy.crt"),
-		"proxy-client-key-file":              p.path("client-auth-proxy.key"),
-		"requestheader-allowed-names":        "system:auth-proxy",
-		"requestheader-client-ca-file":       p.path("request-header-ca.crt"),
-		"requestheader-extra-headers-prefix": "X-Remote-Extra-",
-		"requestheader-group-headers":        "X-Remote-Group",
-		"requestheader-username-headers":     "X-Remote-User",
-		"secure-port":                        apiPort,
-		"service-account-issuer":             "https://kubernetes.default.svc.cluster.local",
-		"service-account-key-file":           p.path("service.key"),
-		"service-account-signing-key-file":   p.path("service.key"),
-		"service-cluster-ip-range":           serviceCIDR,
-		"service-node-port-range":            v.String("service-node-port-range"),
-		"storage-backend":                    "etcd3",
-		"tls-cert-file":                      p.path("serving-kube-apiserver.crt"),
-		"tls-private-key-file":               p.path("serving-kube-apiserver.key"),
+func (s *server) writeAdminKubeconfig() {
+	body, err := kubeconfig(s.apiURL(), s.p.path("server-ca.crt"), s.p.path("client-admin.crt"), s.p.path("client-admin.key"), true)
+	if err == nil {
+		err = writeFileAtomic(s.kubeconfigOut, []byte(body), s.kcMode)
 	}
-	if adv != nil {
-		apiDefaults["advertise-address"] = adv.String()
-	} else {
-		// no routable address: a loopback advertise address is not valid in
-		// the kubernetes Endpoints, so do not reconcile them
-		apiDefaults["advertise-address"] = "127.0.0.1"
-		apiDefaults["endpoint-reconciler-type"] = "none"
-	}
-	apiArgs := configfile.GetArgs(apiDefaults, v.Slice("kube-apiserver-arg"))
-	infof("Running kube-apiserver %s", strings.Join(apiArgs, " "))
-	api, err := startChild("kube-apiserver", self, append([]string{"kube-apiserver"}, apiArgs...), serverDir)
 	if err != nil {
-		fatalf("starting kube-apiserver: %v", err)
-		stopAll()
-		return exit(1, err.Error())
+		warnf("Unable to write kubeconfig %s: %v", s.kubeconfigOut, err)
+		return
 	}
-	kids = append(kids, api)
-	st.update(func(s *State) { s.Phase = "apiserver"; s.APIServerStartedAt = now() })
+	infof("Wrote kubeconfig %s (mode %04o)", s.kubeconfigOut, s.kcMode)
+}
 
-	client, err := adminClient(p)
-	if err != nil {
-		fatalf("%v", err)
-		stopAll()
-		return exit(1, err.Error())
-	}
-	if err := waitFor(ctx, 5*time.Minute, kids, func() bool { return readyz(client, apiURL) }); err != nil {
-		return finish(err, st, stopAll, exit)
-	}
-	readyAt := time.Now()
-	infof("kube-apiserver is ready (/readyz ok) %.1fs after start", readyAt.Sub(api.started).Seconds())
-
-	if body, err := kubeconfig(apiURL, p.path("server-ca.crt"), p.path("client-admin.crt"), p.path("client-admin.key"), true); err != nil {
-		warnf("kubeconfig: %v", err)
-	} else if err := writeFileAtomic(kubeconfigOut, []byte(body), kcMode); err != nil {
-		warnf("Unable to write kubeconfig %s: %v", kubeconfigOut, err)
-	} else {
-		infof("Wrote kubeconfig %s (mode %04o)", kubeconfigOut, kcMode)
-	}
-
+func (s *server) notifyReady() {
 	sent, nerr := sdNotify("READY=1\n")
 	switch {
 	case nerr != nil:
@@ -367,197 +355,79 @@ func runServer(argv []string, fl flavor) int {
 	default:
 		infof("NOTIFY_SOCKET not set; no systemd notification sent")
 	}
-	infof("%s is up and running", fl.prog.Name)
-	st.event("ready", map[string]any{"notified": sent})
-	st.update(func(s *State) {
-		s.Phase = "api-ready"
-		s.APIReadyAt = readyAt.UTC().Format(time.RFC3339Nano)
-		s.ReadyNotified = sent
+	infof("%s is up and running", s.fl.prog.Name)
+	s.st.event("ready", map[string]any{"notified": sent})
+	s.st.update(func(st *State) {
+		st.Phase = "api-ready"
+		st.APIReadyAt = s.apiReadyAt.UTC().Format(time.RFC3339Nano)
+		st.ReadyNotified = sent
 	})
+}
 
-	if fl.staticScheduler {
-		return runStaticScheduler(ctx, fl, v, st, schedulerSetup{
-			dataDir: dataDir, schedKC: schedKC, schedArgsIn: schedArgsIn, delay: delay, self: self, kineBin: kineBin,
-		}, kids, stopAll, exit)
+// startNode runs the server's own agent (k3s servers are agents too, unless
+// --disable-agent): its Node registers through the local supervisor and
+// gets k3s's control-plane role labels.
+func (s *server) startNode(ctx context.Context) error {
+	if s.v.Bool("disable-agent") {
+		infof("Agent disabled (--disable-agent): this server registers no Node")
+		return nil
 	}
-
-	if v.Bool("disable-scheduler") {
-		infof("kube-scheduler disabled (--disable-scheduler)")
-		st.update(func(s *State) { s.Phase = "running" })
-		err := waitFor(ctx, 0, kids, func() bool { return false })
-		return finish(err, st, stopAll, exit)
-	}
-
-	// k3s starts the scheduler once a usable node exists; the delay stands for that.
-	infof("Waiting %s for a node before starting kube-scheduler (K3S_DOUBLE_SCHEDULER_DELAY)", delay)
-	st.update(func(s *State) { s.Phase = "waiting-for-node" })
-	deadline := time.Now().Add(delay)
-	if err := waitFor(ctx, 0, kids, func() bool { return !time.Now().Before(deadline) }); err != nil {
-		return finish(err, st, stopAll, exit)
-	}
-
-	schedDefaults := map[string]string{
-		"kubeconfig":                schedKC,
-		"authorization-kubeconfig":  schedKC,
-		"authentication-kubeconfig": schedKC,
-		"bind-address":              "127.0.0.1",
-		"secure-port":               schedulerPort,
-		"profiling":                 "false",
-	}
-	if !leaderElect {
-		schedDefaults["leader-elect"] = "false" // kine on SQLite: no leader election, as k3s
-	}
-	schedArgs := configfile.GetArgs(schedDefaults, schedArgsIn)
-	schedConfig, _ := configfile.LastArgValue("config", schedArgs)
-	infof("Running kube-scheduler %s", strings.Join(schedArgs, " "))
-	sched, err := startChild("kube-scheduler", self, append([]string{"kube-scheduler"}, schedArgs...), serverDir)
+	ca, err := os.ReadFile(s.p.path("server-ca.crt"))
 	if err != nil {
-		fatalf("starting kube-scheduler: %v", err)
-		stopAll()
-		return exit(1, err.Error())
+		return err
 	}
-	kids = append(kids, sched)
-	st.update(func(s *State) {
-		s.Phase = "scheduler-running"
-		s.SchedulerStartedAt = sched.started.UTC().Format(time.RFC3339Nano)
-		s.SchedulerPID = sched.pid()
-		s.SchedulerArgs = schedArgs
-		s.SchedulerConfig = schedConfig
+	tok, err := token.Format("node:"+s.tok.agentPassword(), ca)
+	if err != nil {
+		return err
+	}
+	sup := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.supPort))
+	a, err := newNodeAgent(s.fl, s.v, s.st, s.dataDir, sup, tok)
+	if err != nil {
+		return err
+	}
+	admin, err := kubeapi.NewFromFiles(s.apiURL(), s.p.path("server-ca.crt"), s.p.path("client-admin.crt"), s.p.path("client-admin.key"))
+	if err != nil {
+		return err
+	}
+	nctx, cancel := context.WithCancel(ctx)
+	s.stopNode = cancel
+	go a.run(nctx)
+	go setControlPlaneLabels(nctx, admin, a.node)
+	return nil
+}
+
+// startControllerManager runs the real kube-controller-manager with k3s's
+// arguments, unless --disable-controller-manager.
+func (s *server) startControllerManager() error {
+	if s.v.Bool("disable-controller-manager") {
+		infof("kube-controller-manager disabled (--disable-controller-manager)")
+		return nil
+	}
+	args := controllerManagerArgs(s.v, s.p, s.controllerKC, s.ds.leaderElect)
+	infof("Running kube-controller-manager %s", strings.Join(args, " "))
+	cm, err := s.start("kube-controller-manager", s.self, append([]string{"kube-controller-manager"}, args...))
+	if err != nil {
+		return err
+	}
+	s.cm = cm
+	s.st.update(func(st *State) {
+		st.ControllerManagerStartedAt = cm.started.UTC().Format(time.RFC3339Nano)
+		st.ControllerManagerPID = cm.pid()
+		st.ControllerManagerArgs = args
 	})
-	st.event("scheduler_started", map[string]any{"scheduler_pid": sched.pid(), "scheduler_config": schedConfig})
-
-	err = waitFor(ctx, 0, kids, func() bool { return false })
-	var ce *childExit
-	if errors.As(err, &ce) && ce.c == sched {
-		st.update(func(s *State) {
-			s.SchedulerExitedAt = now()
-			s.SchedulerExitReason = ce.c.reason()
-		})
-	}
-	return finish(err, st, stopAll, exit)
+	s.st.event("controller_manager_started", map[string]any{"controller_manager_pid": cm.pid()})
+	return nil
 }
 
-type childExit struct{ c *child }
-
-func (e *childExit) Error() string { return fmt.Sprintf("%s exited: %s", e.c.name, e.c.reason()) }
-
-var errSignal = errors.New("signal")
-
-// waitFor polls cond every 250ms until it holds, a child exits, a signal
-// arrives or timeout (0 = none) passes.
-func waitFor(ctx context.Context, timeout time.Duration, kids []*child, cond func() bool) error {
-	var deadline <-chan time.Time
-	if timeout > 0 {
-		deadline = time.After(timeout)
-	}
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if cond() {
-			return nil
+// redactEndpoint joins kine's arguments for the log, a datastore
+// password (postgres://user:pw@host) masked.
+func redactEndpoint(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if ep, ok := strings.CutPrefix(a, "--endpoint="); ok {
+			a = "--endpoint=" + (datastore{endpoint: ep}).redacted()
 		}
-		for _, k := range kids {
-			select {
-			case <-k.done:
-				return &childExit{c: k}
-			default:
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return errSignal
-		case <-deadline:
-			return fmt.Errorf("timed out after %s", timeout)
-		case <-tick.C:
-		}
+		out[i] = a
 	}
-}
-
-// finish stops everything and turns why into the exit code: 0 on a signal,
-// 1 when a component exited or a step failed (k3s dies with its components).
-func finish(why error, events *stateFile, stopAll func(), exit func(int, string) int) int {
-	if errors.Is(why, errSignal) {
-		events.event("stopping", nil)
-		infof("Received shutdown signal, stopping components")
-		stopAll()
-		return exit(0, "signal")
-	}
-	var ce *childExit
-	if errors.As(why, &ce) {
-		fatalf("%s exited: %s", ce.c.name, ce.c.reason())
-	} else {
-		fatalf("%v", why)
-	}
-	stopAll()
-	return exit(1, why.Error())
-}
-
-func redactEndpoint(args []string) string { return strings.Join(args, " ") }
-
-func adminClient(p pki) (*http.Client, error) {
-	pool := x509.NewCertPool()
-	ca, err := os.ReadFile(p.path("server-ca.crt"))
-	if err != nil {
-		return nil, err
-	}
-	pool.AppendCertsFromPEM(ca)
-	cert, err := tls.LoadX509KeyPair(p.path("client-admin.crt"), p.path("client-admin.key"))
-	if err != nil {
-		return nil, err
-	}
-	return &http.Client{
-		Timeout:   3 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}},
-	}, nil
-}
-
-func readyz(c *http.Client, base string) bool {
-	resp, err := c.Get(base + "/readyz")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	return resp.StatusCode == 200 && strings.TrimSpace(string(body)) == "ok"
-}
-
-// RunAgent is `k3s agent`: flags and config files as k3s reads them, then
-// nothing to run (agents carry no scheduler) until SIGTERM/SIGINT.
-func RunAgent(argv []string) int { return runAgent(argv, k3sFlavor) }
-
-// RunRKE2Agent is `rke2 agent`, idle as `k3s agent` is.
-func RunRKE2Agent(argv []string) int { return runAgent(argv, rke2Flavor()) }
-
-func runAgent(argv []string, fl flavor) int {
-	st := startState("agent", fl)
-	v, parts, mode, code, ok := parseCommand(argv, fl, fl.prog.Agent)
-	if !ok {
-		return code
-	}
-	infof("Starting %s agent %s (%s)", fl.prog.Name, fl.version, Commit)
-	files := parts.Files
-	if files == nil {
-		files = []string{}
-	}
-	infof("Config files read: %q; server %q", files, v.String("server"))
-	st.update(func(s *State) {
-		s.ConfigFiles = files
-		s.CLISliceMode = string(mode)
-		s.Phase = "running"
-	})
-	if sent, err := sdNotify("READY=1\n"); err != nil {
-		warnf("sd_notify READY=1 failed: %v", err)
-	} else if sent {
-		infof("Sent READY=1 to systemd")
-	}
-	infof("Agent double: no components to run; waiting for SIGTERM")
-	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer cancel()
-	<-ctx.Done()
-	st.event("stopping", nil)
-	code = 0
-	st.update(func(s *State) { s.Phase = "exited"; s.ExitedAt = now(); s.ExitCode = &code; s.ExitReason = "signal" })
-	st.event("exit", map[string]any{"code": code, "reason": "signal"})
-	infof("Received shutdown signal, exiting")
-	return 0
+	return strings.Join(out, " ")
 }

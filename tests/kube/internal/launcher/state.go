@@ -41,6 +41,36 @@ type State struct {
 	ExitedAt            string   `json:"exited_at,omitempty"`
 	ExitCode            *int     `json:"exit_code,omitempty"`
 	ExitReason          string   `json:"exit_reason,omitempty"`
+	// Servers: token files, datastore, bootstrap data, supervisor, controller-manager.
+	TokenFile                   string   `json:"token_file,omitempty"`
+	Datastore                   string   `json:"datastore,omitempty"`
+	DatastoreEtcdServers        string   `json:"datastore_etcd_servers,omitempty"`
+	KineStarted                 *bool    `json:"kine,omitempty"`
+	LeaderElect                 *bool    `json:"leader_elect,omitempty"`
+	Bootstrap                   string   `json:"bootstrap,omitempty"`
+	BootstrapKey                string   `json:"bootstrap_key,omitempty"`
+	SupervisorListen            string   `json:"supervisor_listen,omitempty"`
+	ControllerManagerStartedAt  string   `json:"controller_manager_started_at,omitempty"`
+	ControllerManagerPID        int      `json:"controller_manager_pid,omitempty"`
+	ControllerManagerArgs       []string `json:"controller_manager_args,omitempty"`
+	ControllerManagerExitedAt   string   `json:"controller_manager_exited_at,omitempty"`
+	ControllerManagerExitReason string   `json:"controller_manager_exit_reason,omitempty"`
+	KubeControllerManagerArg    []string `json:"kube_controller_manager_arg,omitempty"`
+	SchedulerWaitedForNode      string   `json:"scheduler_waited_for_node,omitempty"`
+	// The node this server or agent registers (servers: unless --disable-agent).
+	ServerURL       string            `json:"server_url,omitempty"`
+	SupervisorURL   string            `json:"supervisor_url,omitempty"`
+	APIServerURL    string            `json:"api_server_url,omitempty"`
+	NodeName        string            `json:"node_name,omitempty"`
+	NodeIP          string            `json:"node_ip,omitempty"`
+	NodeLabels      map[string]string `json:"node_labels,omitempty"`
+	NodeTaints      []string          `json:"node_taints,omitempty"`
+	DefaultRuntime  string            `json:"default_runtime,omitempty"`
+	JoinAttempts    int               `json:"join_attempts,omitempty"`
+	JoinError       string            `json:"join_error,omitempty"`
+	JoinedAt        string            `json:"joined_at,omitempty"`
+	NodeCreated     *bool             `json:"node_created,omitempty"`
+	NodeHeartbeatAt string            `json:"node_heartbeat_at,omitempty"`
 	// RKE2 only (empty, so absent, for k3s):
 	Flavor             string `json:"flavor,omitempty"`
 	SchedulerManifest  string `json:"scheduler_manifest,omitempty"`
