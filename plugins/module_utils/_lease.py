@@ -62,7 +62,7 @@ def plan(view, params, now=None, new_owner=None):
     before = view.read(path)
     lease = read_lease(view, path)
     owner = params.get('owner') or ''
-    facts = {'path': path, 'owner': owner, 'holder': None}
+    facts = {'lease_file': path, 'owner': owner, 'holder': None}
     warnings = []
     if params.get('state', 'present') == 'absent':
         if lease is None:

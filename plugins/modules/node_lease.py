@@ -97,7 +97,7 @@ holder:
   returned: always
   type: str
   sample: Install CSI Baremetal's scheduler extender
-path:
+lease_file:
   description: The lease file.
   returned: always
   type: str

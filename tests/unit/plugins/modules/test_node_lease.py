@@ -27,6 +27,8 @@ def take(**kw):
 
 def test_take_renew_and_give_back(node):
     r = take(holder='play one')
+    # no "path" key: AnsibleModule.exit_json would add the file's stat there, its "owner" (root) over the lease's owner
+    assert 'path' not in r and r['lease_file'] == LEASE
     assert r['changed'] and r['owner'] and r['files'] == [{'path': LEASE, 'action': 'created', 'backup_file': None}]
     data = json.loads(node.read(LEASE))
     assert data['owner'] == r['owner'] and data['holder'] == 'play one' and node.mode(LEASE) == 0o600
