@@ -61,7 +61,9 @@ bk3s_kube() {  # sets BAREMETAL_K3S_KUBE_DIR: the launcher and the real parts
   local out
   out=$(bash "$BK3S_ROOT/tests/kube/build.sh")
   BAREMETAL_K3S_KUBE_DIR=$(tail -n 1 <<<"$out")
-  export BAREMETAL_K3S_KUBE_DIR
+  # what an operator gives the k3s_server/k3s_agent roles with the binary: its sha256
+  BAREMETAL_K3S_K3S_SHA256=$(sha256sum "$BAREMETAL_K3S_KUBE_DIR/k3s" | cut -d' ' -f1)
+  export BAREMETAL_K3S_KUBE_DIR BAREMETAL_K3S_K3S_SHA256
 }
 
 # ansible_collections/baremetal/k3s, as ansible-test and ansible-galaxy want it: a copy

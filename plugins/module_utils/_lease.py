@@ -48,8 +48,8 @@ def read_lease(view, path):
 
 
 def describe(lease, now):
-    return '%s, since %ds ago (owner %s)' % (lease.get('holder') or 'unknown', max(0, int(now - (lease.get('since') or 0))),
-                                            lease.get('owner') or '?')
+    age = max(0, int(now - (lease.get('since') or 0)))
+    return '%s, since %ds ago (owner %s)' % (lease.get('holder') or 'unknown', age, lease.get('owner') or '?')
 
 
 def plan(view, params, now=None, new_owner=None):

@@ -288,9 +288,9 @@ def read_init(view, service, path=None, own_dropin=None):
 # -- k3s's config files --------------------------------------------------------------------
 def config_files(view, config_file):
     """The files k3s reads for ``config_file``, in order: the file itself (when it exists), then its drop-ins."""
-    names = k3s_config.dropin_names(view.listdir(config_file + '.d') or [],
-                                     is_dir=lambda n: view.isdir(os.path.join(config_file + '.d', n)))
-    files = [os.path.join(config_file + '.d', n) for n in names]
+    directory = config_file + '.d'
+    names = k3s_config.dropin_names(view.listdir(directory) or [], is_dir=lambda n: view.isdir(os.path.join(directory, n)))
+    files = [os.path.join(directory, n) for n in names]
     if view.exists(config_file):
         files.insert(0, config_file)
     return files

@@ -13,13 +13,13 @@ version_added: 0.1.0
 description:
   - Adds, updates or removes one scheduler extender in the file kube-scheduler reads with C(--config) (on k3s and RKE2
     given as C(--kube-scheduler-arg=config=PATH)).
-  - Our entry carries a marker comment, C(# baremetal.k3s extender: <name>) (O(name)), which finds it again whatever
+  - "Our entry carries a marker comment, C(# baremetal.k3s extender: <name>) (O(name)), which finds it again whatever
     its URL - a new port or C(https) replaces the entry instead of adding a second one - and with O(state=absent). In
     a flow-style list or a JSON file, where no comment can stand, and for an entry written by hand or by an older
-    version, it is found by its C(urlPrefix); such an entry is replaced by a marked one at the end of the list.
-  - Every byte the module does not own is kept - other extenders and profiles, comments, order, line endings (CRLF),
+    version, it is found by its C(urlPrefix); such an entry is replaced by a marked one at the end of the list."
+  - "Every byte the module does not own is kept - other extenders and profiles, comments, order, line endings (CRLF),
     a byte order mark, C(---)/C(...) markers, indentation, trailing spaces, C(extenders: []), a JSON file stays JSON.
-    The new entry is written in the style of its surroundings, and removing it gives back the file byte for byte.
+    The new entry is written in the style of its surroundings, and removing it gives back the file byte for byte."
   - The file is read as kube-scheduler reads it (go-yaml v2's scalars, duplicate keys refused). A form that cannot be
     edited safely (an anchor or alias on the list, a multi-line flow list with comments inside) is refused with the
     reason.

@@ -278,8 +278,6 @@ RACES = {
 }
 
 
-
-
 @pytest.mark.parametrize('case', sorted(RACES))
 def test_two_runs_at_once_lose_nothing(tmp_path, case):
     rounds = max(5, TRIALS // 10)

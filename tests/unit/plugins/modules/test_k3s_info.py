@@ -143,7 +143,6 @@ def test_config_d_gives_the_scheduler_config(node):
     assert r['node_name'] == 'big-node'
 
 
-
 def test_a_config_file_that_go_yaml_reads_and_pyyaml_refuses(node):
     node.install()
     node.write(CONFIG, 'kube-scheduler-arg:\n  - config=/etc/sched.yaml\t# ours\nnode-name: on\n')

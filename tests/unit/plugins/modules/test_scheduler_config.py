@@ -270,8 +270,8 @@ def test_two_extenders_of_ours_live_side_by_side(env):
     env.write(foreign(env))
     original = env.read()
     run_module(scheduler_config, args(env, name='csi-baremetal'))
-    failed, second = run_module(scheduler_config, args(env, name='gpu', extender=dict(OURS, url_prefix='http://127.0.0.1:9999',
-                                                                                        prioritize_verb='', weight=0)))
+    other = dict(OURS, url_prefix='http://127.0.0.1:9999', prioritize_verb='', weight=0)
+    failed, second = run_module(scheduler_config, args(env, name='gpu', extender=other))
     assert not failed, second
     assert second['extenders'] == ['http://gpu-share:12345', 'http://127.0.0.1:8889', 'http://127.0.0.1:9999']
     run_module(scheduler_config, args(env, name='csi-baremetal', state='absent'))
