@@ -25,7 +25,6 @@ from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanErr
 from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import (
     ParseError,
     UnitFile,
-    expand_argv,
     parse_environment_file,
     split_words,
 )
