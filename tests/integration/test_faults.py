@@ -33,7 +33,15 @@ import time
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
-from ansible_collections.baremetal.k3s.plugins.modules import k3s_service_arg, node_lease, rollback, scheduler_config, static_pod_arg
+from ansible_collections.baremetal.k3s.plugins.modules import (
+    k3s_config_file,
+    k3s_service,
+    k3s_service_arg,
+    node_lease,
+    rollback,
+    scheduler_config,
+    static_pod_arg,
+)
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import FakeNode
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
@@ -173,6 +181,52 @@ def _static_pod(node):
                             'backup_dir': '/var/backups/baremetal-k3s'}, [MANIFEST]
 
 
+SERVICE_UNIT = '/etc/systemd/system/k3s.service'
+SERVICE_ENV = '/etc/systemd/system/k3s.service.env'
+CLUSTER_CONFIG = '/etc/rancher/k3s/config.yaml.d/50-cluster.yaml'
+
+
+def _service_new(node):
+    return k3s_service, {'args': ['--disable=traefik', "--node-label=owner=it's"], 'env': {'K3S_TOKEN': 'K10x::server:y'},
+                         'backup': True}, [SERVICE_UNIT, SERVICE_ENV]
+
+
+def _service_change(node):
+    node.install(args=['--disable=traefik'], environ={'K3S_URL': 'https://a:6443'})
+    return k3s_service, {'args': ['--disable=traefik', '--node-label=zone=a'], 'env': {'K3S_URL': 'https://b:6443'},
+                         'type': 'exec', 'backup': True}, [SERVICE_UNIT, SERVICE_ENV]
+
+
+def _service_openrc(node):
+    node.write('/sbin/openrc-run', '#!/bin/sh\n', 0o755)
+    node.install(init='openrc', args=['--disable=traefik'])
+    return k3s_service, {'args': ['--node-label=zone=a']}, ['/etc/init.d/k3s']
+
+
+def _service_absent(node):
+    node.install(environ={'K3S_TOKEN': 't'})
+    return k3s_service, {'state': 'absent', 'backup': True}, [SERVICE_UNIT, SERVICE_ENV]
+
+
+def _config_file_new(node):
+    node.write('/etc/rancher/k3s/config.yaml', 'disable: [traefik]\n')
+    return k3s_config_file, {'name': '50-cluster.yaml', 'values': {'node-label+': ['zone=a'], 'token': 'x', 'v': 2},
+                             'backup': True}, [CLUSTER_CONFIG]
+
+
+def _config_file_change(node):
+    failed, result = _run(k3s_config_file, {'name': '50-cluster.yaml', 'values': {'tls-san': ['a']}})
+    assert not failed, result
+    return k3s_config_file, {'name': '50-cluster.yaml', 'values': {'tls-san': ['a', 'b'], 'cluster-init': True},
+                             'backup': True}, [CLUSTER_CONFIG]
+
+
+def _config_file_absent(node):
+    failed, result = _run(k3s_config_file, {'name': '50-cluster.yaml', 'values': {'tls-san': ['a']}})
+    assert not failed, result
+    return k3s_config_file, {'name': '50-cluster.yaml', 'state': 'absent'}, [CLUSTER_CONFIG]
+
+
 def _lease(node):
     return node_lease, {'name': 'scheduler_extender', 'owner': 'run-1', 'timeout': 0}, ['/run/baremetal-k3s/scheduler_extender.lease']
 
@@ -189,6 +243,13 @@ CASES = {
     'k3s_service_arg/unit': _service_arg_unit,
     'k3s_service_arg/absent': _service_arg_absent,
     'node_lease': _lease,
+    'k3s_service/new': _service_new,
+    'k3s_service/change': _service_change,
+    'k3s_service/openrc': _service_openrc,
+    'k3s_service/absent': _service_absent,
+    'k3s_config_file/new': _config_file_new,
+    'k3s_config_file/change': _config_file_change,
+    'k3s_config_file/absent': _config_file_absent,
     'static_pod_arg': _static_pod,
     'scheduler_config/new': _scheduler_config_new,
     'scheduler_config/merge': _scheduler_config_merge,
@@ -271,7 +332,18 @@ def _race_scheduler_config(node):
     return scheduler_config, args, check
 
 
+def _race_config_file(node):
+    """Two of our files in one directory at once (the directory made by one of them): both end up there."""
+    args = [{'name': n, 'values': {'node-label+': [label]}} for n, label in (('50-a.yaml', 'a=1'), ('60-b.yaml', 'b=2'))]
+
+    def check(node):
+        return node.read('/etc/rancher/k3s/config.yaml.d/50-a.yaml') is not None and \
+            node.read('/etc/rancher/k3s/config.yaml.d/60-b.yaml') is not None
+    return k3s_config_file, args, check
+
+
 RACES = {
+    'k3s_config_file': _race_config_file,
     'k3s_service_arg/config': _race_service_arg(None),
     'k3s_service_arg/unit': _race_service_arg('unit'),
     'scheduler_config': _race_scheduler_config,
