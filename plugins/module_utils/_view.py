@@ -162,6 +162,13 @@ class View:
         except OSError as e:
             raise ViewError('cannot list %s: %s' % (path, e.strerror or e))
 
+    def statvfs(self, path):
+        """``os.statvfs`` of the file system holding ``path`` (symlinks followed), None when it does not exist."""
+        try:
+            return os.statvfs(self.host_path(self.realpath(path)))
+        except (OSError, ViewError):
+            return None
+
     def writable(self, path):
         """Whether ``path`` (existing or not) could be replaced: the nearest existing directory on its
         way is writable and on a read-write file system, and an existing file is writable."""
@@ -226,6 +233,37 @@ class View:
                 except (IndexError, ValueError):
                     return None
         return None
+
+    def cpu_count(self):
+        """CPUs online: ``/sys/devices/system/cpu/online`` (``0-3,6``), else the ``processor`` lines of
+        ``/proc/cpuinfo``; None when neither can be read."""
+        online = (self.read_text('/sys/devices/system/cpu/online') or '').strip()
+        if online:
+            count = 0
+            try:
+                for part in online.split(','):
+                    first, dummy, last = part.strip().partition('-')
+                    count += int(last or first) - int(first) + 1
+            except ValueError:
+                count = 0
+            if count > 0:
+                return count
+        text = self.read_text('/proc/cpuinfo') or ''
+        count = sum(1 for line in text.splitlines() if line.split(':', 1)[0].strip() == 'processor')
+        return count or None
+
+    def meminfo(self):
+        """``/proc/meminfo`` as {field: kB} (``MemTotal``, ``MemAvailable``...); empty when it cannot be read."""
+        out = {}
+        for line in (self.read_text('/proc/meminfo') or '').splitlines():
+            key, sep, rest = line.partition(':')
+            words = rest.split()
+            if sep and words:
+                try:
+                    out[key.strip()] = int(words[0])
+                except ValueError:
+                    continue
+        return out
 
     def process_start(self, pid):
         """When process ``pid`` started, in seconds since the epoch (to a clock tick and the boot second); None when unknown."""

@@ -35,6 +35,7 @@ import pytest
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.modules import (
     k3s_config_file,
+    k3s_manifests,
     k3s_service,
     k3s_service_arg,
     node_lease,
@@ -227,6 +228,48 @@ def _config_file_absent(node):
     return k3s_config_file, {'name': '50-cluster.yaml', 'state': 'absent'}, [CLUSTER_CONFIG]
 
 
+MANIFESTS_DIR = '/var/lib/rancher/k3s/server/manifests'
+MANIFESTS_RECORD = MANIFESTS_DIR + '/.baremetal-k3s-manifests-default'
+MANIFESTS_FOREIGN = [MANIFESTS_DIR + '/coredns.yaml', MANIFESTS_DIR + '/admin.yaml']
+NAMESPACE_YAML = 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n'
+NAMESPACE_JSON = '{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "%s"}}\n'
+
+
+def _manifests_dir(node):
+    """A server's manifests directory with k3s's own file and the administrator's: no run may touch them."""
+    node.write(MANIFESTS_DIR + '/coredns.yaml', NAMESPACE_YAML % 'k3s-own')
+    node.write(MANIFESTS_DIR + '/admin.yaml', NAMESPACE_YAML % 'admin')
+
+
+def _manifest_list(*names):
+    """[{name, content}]: a Namespace named after each file, as JSON in a .json file."""
+    return [{'name': n, 'content': (NAMESPACE_JSON if n.endswith('.json') else NAMESPACE_YAML) % n.split('.')[0]}
+            for n in names]
+
+
+def _manifests_place(node):
+    _manifests_dir(node)
+    names = ('a.yaml', 'b.yml', 'c.json')
+    return k3s_manifests, {'manifests': _manifest_list(*names), 'backup': True}, \
+        ['%s/%s' % (MANIFESTS_DIR, n) for n in names] + [MANIFESTS_RECORD] + MANIFESTS_FOREIGN
+
+
+def _manifests_change(node):
+    """One replaced, one kept, one dropped (removed), one added; the record is written last."""
+    _manifests_dir(node)
+    failed, result = _run(k3s_manifests, {'manifests': _manifest_list('a.yaml', 'b.yml', 'c.json')})
+    assert not failed, result
+    wanted = [{'name': 'a.yaml', 'content': NAMESPACE_YAML % 'a-changed'}] + _manifest_list('b.yml', 'd.yaml')
+    return k3s_manifests, {'manifests': wanted, 'backup': True}, \
+        ['%s/%s' % (MANIFESTS_DIR, n) for n in ('a.yaml', 'b.yml', 'c.json', 'd.yaml')] + [MANIFESTS_RECORD] + MANIFESTS_FOREIGN
+
+
+def _manifests_new_dir(node):
+    """The manifests directory made by the run (its parent exists, as k3s made it)."""
+    node.makedirs('/var/lib/rancher/k3s/server')
+    return k3s_manifests, {'manifests': _manifest_list('a.yaml')}, [MANIFESTS_DIR + '/a.yaml', MANIFESTS_RECORD]
+
+
 def _lease(node):
     return node_lease, {'name': 'scheduler_extender', 'owner': 'run-1', 'timeout': 0}, ['/run/baremetal-k3s/scheduler_extender.lease']
 
@@ -243,6 +286,9 @@ CASES = {
     'k3s_service_arg/unit': _service_arg_unit,
     'k3s_service_arg/absent': _service_arg_absent,
     'node_lease': _lease,
+    'k3s_manifests/place': _manifests_place,
+    'k3s_manifests/change': _manifests_change,
+    'k3s_manifests/new_dir': _manifests_new_dir,
     'k3s_service/new': _service_new,
     'k3s_service/change': _service_change,
     'k3s_service/openrc': _service_openrc,
@@ -342,7 +388,33 @@ def _race_config_file(node):
     return k3s_config_file, args, check
 
 
+def _race_manifests_sets(node):
+    """Two sets at once into a directory neither finds: both make it, both place their file and their record."""
+    node.makedirs('/var/lib/rancher/k3s/server')
+    sets = ('csi', 'monitoring')
+    args = [{'set': s, 'manifests': _manifest_list('%s.yaml' % s)} for s in sets]
+
+    def check(node):
+        return all(node.read('%s/%s.yaml' % (MANIFESTS_DIR, s)) == (NAMESPACE_YAML % s).encode() and
+                   node.exists('%s/.baremetal-k3s-manifests-%s' % (MANIFESTS_DIR, s)) for s in sets)
+    return k3s_manifests, args, check
+
+
+def _race_manifests_one_set(node):
+    """Two runs of one set with different lists: the later one wins, and no file of the earlier one is left behind
+    unrecorded (without the lock both write their file, and the record written last lists only its own)."""
+    _manifests_dir(node)
+    args = [{'manifests': _manifest_list(n)} for n in ('a.yaml', 'b.yaml')]
+
+    def check(node):
+        ours = sorted(set(node.listdir(MANIFESTS_DIR)) - {'coredns.yaml', 'admin.yaml', os.path.basename(MANIFESTS_RECORD)})
+        return len(ours) == 1 and sorted(json.loads(node.read(MANIFESTS_RECORD))['manifests']) == ours
+    return k3s_manifests, args, check
+
+
 RACES = {
+    'k3s_manifests/sets': _race_manifests_sets,
+    'k3s_manifests/one_set': _race_manifests_one_set,
     'k3s_config_file': _race_config_file,
     'k3s_service_arg/config': _race_service_arg(None),
     'k3s_service_arg/unit': _race_service_arg('unit'),

@@ -39,6 +39,18 @@ class _NodeView(View):
             return False
         return super().writable(path)
 
+    def statvfs(self, path):
+        """The file system the test set with ``node.filesystem()`` that holds ``path`` (the longest mount point
+        above it), else the real one of the tree; every path asked is in ``node.statvfs_calls``."""
+        self.node.statvfs_calls.append(path)
+        if not self.exists(path):
+            return None
+        real = self.realpath(path)
+        mounts = [m for m in self.node.filesystems if real == m or real.startswith(m.rstrip('/') + '/')]
+        if not mounts:
+            return super().statvfs(path)
+        return self.node.filesystems[max(mounts, key=len)]
+
 
 class FakeNode:
     """A node root under a temp dir."""
@@ -52,6 +64,8 @@ class FakeNode:
         self.path_bins = {}         # {program: node path} found on the node's PATH
         self.calls = []
         self.clock = None           # the node's clocks (realtime, monotonic, boottime, sleep); None: the real ones
+        self.filesystems = {}       # {mount point: os.statvfs_result} that View.statvfs answers (node.filesystem())
+        self.statvfs_calls = []     # the node paths View.statvfs was asked about
         monkeypatch.setattr(_io, 'ROOT', self.root)
         monkeypatch.setattr(_io, 'node_view', lambda module: _NodeView(self))
         for d in ('/etc/systemd/system', '/etc/rancher/k3s', '/usr/local/bin', '/proc'):
@@ -98,6 +112,25 @@ class FakeNode:
     def listdir(self, path):
         return sorted(os.listdir(self.p(path)))
 
+    def tree(self, under='/', skip=('/proc',)):
+        """{node path: (bytes or link target, mode)} of every file and symlink under ``under`` (``/proc`` left out):
+        compare two trees to prove that a run touched nothing, or exactly what it should."""
+        out = {}
+        for d, dirs, files in os.walk(self.p(under)):
+            rel = os.path.relpath(d, self.root)
+            node_dir = '/' if rel == '.' else '/' + rel
+            dirs[:] = [n for n in dirs if os.path.join(node_dir, n) not in skip]
+            for name in files + [n for n in dirs if os.path.islink(os.path.join(d, n))]:
+                host = os.path.join(d, name)
+                path = os.path.join(node_dir, name)
+                if os.path.islink(host):
+                    out[path] = ('-> ' + os.readlink(host), None)
+                else:
+                    with open(host, 'rb') as f:
+                        out[path] = (f.read(), os.stat(host).st_mode & 0o7777)
+            out.update({os.path.join(node_dir, n) + '/': (None, None) for n in dirs})
+        return out
+
     def socket(self, path):
         """A unix socket file at ``path``, bound (not listening) from its directory, so the tree's path length does not count."""
         import socket  # pylint: disable=import-outside-toplevel
@@ -118,6 +151,13 @@ class FakeNode:
         os.makedirs(os.path.dirname(self.p(path)), exist_ok=True)
         os.mkfifo(self.p(path))
         return path
+
+    def filesystem(self, mount, free_mb, size_mb=None, block=4096):
+        """A file system mounted at ``mount`` with ``free_mb`` MiB available (statvfs f_bavail), ``size_mb`` in all."""
+        size_mb = max(size_mb or 0, free_mb)
+        blocks, free = size_mb * 2 ** 20 // block, free_mb * 2 ** 20 // block
+        self.filesystems[mount] = os.statvfs_result((block, block, blocks, free, free, 1000, 500, 500, 0, 255))
+        return mount
 
     def install(self, command='server', args=(), init='systemd', name='', systemd_dir='/etc/systemd/system',
                 bin_dir='/usr/local/bin', environ=None):

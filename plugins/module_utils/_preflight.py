@@ -1,0 +1,231 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""The logic of ``baremetal.k3s.k3s_preflight``: is this host fit to run a k3s server or agent?
+
+``check(view, params)`` measures the host through the view - CPUs online, MemTotal, the free
+space of the file system that holds (or will hold) k3s's data directory, the cgroup version
+and its memory controller, and which of k3s's TCP ports something already listens on - and
+returns a Plan without changes whose ``facts`` hold every measured value and *every* problem
+found, so that one run names them all. Parsers (``parse_proc_net_tcp``, ``parse_proc_cgroups``)
+take text and do no I/O. Pure standard library; no Ansible import.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
+
+# k3s's published minimum hardware: server 2 cores and 2 GB of RAM, agent 1 core and 512 MB.
+# k3s publishes no disk figure; the defaults leave room for k3s's unpacked binaries (about
+# 250 MB a version), the images of its packaged components (about 1 GB) and, on a server, the
+# datastore (embedded etcd's quota is 2 GB).
+REQUIREMENTS = {
+    'server': {'cpus': 2, 'memory_mb': 2048, 'disk_mb': 4096, 'ports': (6443, 10250)},
+    'agent': {'cpus': 1, 'memory_mb': 512, 'disk_mb': 2048, 'ports': (10250,)},
+}
+# MemTotal is the memory the kernel manages: the installed memory less what the firmware, a GPU
+# split and the kernel keep for themselves (3 to 10 percent). A minimum stated as installed memory
+# (k3s's "2 GB") is met by a MemTotal down to this share of it.
+MEMTOTAL_SHARE = 0.9
+DEFAULT_DATA_DIR = '/var/lib/rancher/k3s'
+TCP_LISTEN = '0A'  # TCP_LISTEN in the st column of /proc/net/tcp
+CGROUP2_CONTROLLERS = '/sys/fs/cgroup/cgroup.controllers'
+PROC_CGROUPS = '/proc/cgroups'
+MEMORY_HINT = ('k3s\'s kubelet needs it: enable it on the kernel command line (Raspberry Pi OS: add cgroup_memory=1 '
+               'cgroup_enable=memory to /boot/firmware/cmdline.txt) and reboot')
+
+
+def role_defaults(role):
+    """The thresholds and ports of ``role`` (server or agent)."""
+    if role not in REQUIREMENTS:
+        raise PlanError('role must be server or agent, not %r' % (role,))
+    return REQUIREMENTS[role]
+
+
+def memtotal_floor(min_memory_mb):
+    """The smallest MemTotal (MiB) that meets a minimum of ``min_memory_mb`` installed."""
+    return int(min_memory_mb * MEMTOTAL_SHARE)
+
+
+# -- parsers ------------------------------------------------------------------------------------
+def _address(hexaddr, v6):
+    """The text of an address as /proc/net/tcp{,6} prints it: 32-bit words in host (little-endian) order."""
+    raw = bytes.fromhex(hexaddr)
+    words = b''.join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    return socket.inet_ntop(socket.AF_INET6 if v6 else socket.AF_INET, words)
+
+
+def parse_proc_net_tcp(text, v6=False):
+    """The sockets of ``/proc/net/tcp`` (``v6``: ``tcp6``) text: [{address, port, state}], state as hex (0A listening).
+
+    Lines that are not socket rows (the header, a truncated line) are skipped.
+    """
+    out = []
+    for line in (text or '').splitlines():
+        fields = line.split()
+        if len(fields) < 4 or not fields[0].endswith(':') or ':' not in fields[1]:
+            continue
+        hexaddr, dummy, hexport = fields[1].rpartition(':')
+        try:
+            port = int(hexport, 16)
+            address = _address(hexaddr, v6)
+        except ValueError:
+            continue
+        out.append({'address': address, 'port': port, 'state': fields[3].upper()})
+    return out
+
+
+def parse_proc_cgroups(text):
+    """``/proc/cgroups`` as {subsystem: enabled}."""
+    out = {}
+    for line in (text or '').splitlines():
+        if line.startswith('#'):
+            continue
+        fields = line.split()
+        if len(fields) >= 4:
+            out[fields[0]] = fields[3] == '1'
+    return out
+
+
+# -- measurements -------------------------------------------------------------------------------
+def listeners(view):
+    """Listening TCP sockets of the host's network namespace: [{address, port}] (IPv4, then IPv6)."""
+    out = []
+    for path, v6 in (('/proc/net/tcp', False), ('/proc/net/tcp6', True)):
+        for sock in parse_proc_net_tcp(view.read_text(path), v6):
+            if sock['state'] == TCP_LISTEN:
+                out.append({'address': sock['address'], 'port': sock['port']})
+    return out
+
+
+def cgroup(view):
+    """{version: v2|v1|'' (unknown), memory: bool, source: the file read}."""
+    controllers = view.read_text(CGROUP2_CONTROLLERS)
+    if controllers is not None:
+        return {'version': 'v2', 'memory': 'memory' in controllers.split(), 'source': CGROUP2_CONTROLLERS}
+    table = view.read_text(PROC_CGROUPS)
+    if table is not None:
+        return {'version': 'v1', 'memory': parse_proc_cgroups(table).get('memory', False), 'source': PROC_CGROUPS}
+    return {'version': '', 'memory': False, 'source': ''}
+
+
+def nearest_existing(view, path):
+    """``path``, or its nearest parent that exists (``/`` at last)."""
+    probe = os.path.normpath(path)
+    while probe != '/' and not view.exists(probe):
+        probe = os.path.dirname(probe)
+    return probe
+
+
+def disk_free_mb(view, path):
+    """MiB available (to unprivileged users too: statvfs f_bavail) on the file system of ``path``; None when unknown."""
+    st = view.statvfs(path)
+    if st is None:
+        return None
+    return st.f_bavail * st.f_frsize // 2 ** 20
+
+
+# -- the check ----------------------------------------------------------------------------------
+def _int_option(params, key, default):
+    value = params.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise PlanError('%s must be a whole number of 0 or more, not %r' % (key, value))
+    return value
+
+
+def _ports(params, default):
+    ports = params.get('ports')
+    if ports is None:
+        return list(default)
+    out = []
+    for port in ports:
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise PlanError('ports must be TCP port numbers from 1 to 65535; %r is not' % (port,))
+        if port not in out:
+            out.append(port)
+    return out
+
+
+def check(view, params):
+    """The Plan (no changes) of ``baremetal.k3s.k3s_preflight``: measured values and every problem."""
+    role = params.get('role') or 'server'
+    req = role_defaults(role)
+    min_cpus = _int_option(params, 'min_cpus', req['cpus'])
+    min_memory_mb = _int_option(params, 'min_memory_mb', req['memory_mb'])
+    min_disk_mb = _int_option(params, 'min_disk_mb', req['disk_mb'])
+    ports = _ports(params, req['ports'])
+    data_dir = params.get('data_dir') or DEFAULT_DATA_DIR
+    if not os.path.isabs(data_dir):
+        raise PlanError('data_dir %r must be an absolute path' % (data_dir,))
+    data_dir = os.path.normpath(data_dir)
+    fresh = bool(params.get('fresh'))
+    who = 'a k3s %s' % role
+    problems = []
+
+    def problem(name, msg):
+        problems.append({'check': name, 'msg': msg})
+
+    cpus = view.cpu_count()
+    if cpus is None:
+        problem('cpus', 'cannot count the CPUs: neither /sys/devices/system/cpu/online nor /proc/cpuinfo could be read')
+    elif cpus < min_cpus:
+        problem('cpus', '%d CPU%s online; %s needs at least %d (min_cpus)' % (cpus, '' if cpus == 1 else 's', who, min_cpus))
+
+    memtotal = view.meminfo().get('MemTotal')
+    memory_mb = None if memtotal is None else memtotal // 1024
+    if memory_mb is None:
+        problem('memory', 'cannot measure the memory: /proc/meminfo has no MemTotal')
+    elif memory_mb < memtotal_floor(min_memory_mb):
+        problem('memory', '%d MB of memory (MemTotal); %s needs %d MB installed (min_memory_mb), that is a MemTotal of '
+                          'at least %d MB' % (memory_mb, who, min_memory_mb, memtotal_floor(min_memory_mb)))
+
+    disk_path = nearest_existing(view, data_dir)
+    free_mb = disk_free_mb(view, disk_path)
+    where = 'the file system of %s' % data_dir if disk_path == data_dir else \
+        'the file system of %s (data_dir %s does not exist yet)' % (disk_path, data_dir)
+    if free_mb is None:
+        problem('disk', 'cannot measure the free space on %s' % where)
+    elif free_mb < min_disk_mb:
+        problem('disk', '%d MB free on %s; %s needs at least %d MB (min_disk_mb)' % (free_mb, where, who, min_disk_mb))
+
+    groups = cgroup(view)
+    if not groups['version']:
+        problem('cgroup', 'neither %s (cgroup v2) nor %s (cgroup v1) could be read: is the cgroup file system mounted?'
+                % (CGROUP2_CONTROLLERS, PROC_CGROUPS))
+    elif not groups['memory']:
+        problem('cgroup', 'cgroup %s without the memory controller (%s); %s'
+                % (groups['version'], 'not in ' + CGROUP2_CONTROLLERS if groups['version'] == 'v2'
+                   else 'disabled in ' + PROC_CGROUPS, MEMORY_HINT))
+
+    socks = [s for s in listeners(view) if s['port'] in ports]
+    in_use = sorted({s['port'] for s in socks})
+    if fresh:
+        for port in in_use:
+            addresses = ', '.join(sorted({s['address'] for s in socks if s['port'] == port}))
+            problem('ports', 'TCP port %d is already in use (something listens on %s); k3s cannot start while another '
+                             'program holds it' % (port, addresses))
+
+    hostname = view.hostname()
+    if problems:
+        msg = ('k3s preflight of %s (%s): %d problem%s: %s. Fix them, or lower min_cpus, min_memory_mb or min_disk_mb if '
+               'this host is meant to run with less.'
+               % (hostname, role, len(problems), '' if len(problems) == 1 else 's',
+                  '; '.join('%s: %s' % (p['check'], p['msg']) for p in problems)))
+    else:
+        msg = 'k3s preflight of %s (%s): no problems' % (hostname, role)
+    return Plan(facts={
+        'ok': not problems, 'problems': problems, 'msg': msg, 'hostname': hostname, 'role': role, 'fresh': fresh,
+        'cpus': cpus, 'memory_mb': memory_mb, 'disk_free_mb': free_mb, 'disk_path': disk_path, 'data_dir': data_dir,
+        'cgroup': {'version': groups['version'], 'memory': groups['memory']},
+        'ports': ports, 'ports_in_use': in_use,
+        'min_cpus': min_cpus, 'min_memory_mb': min_memory_mb, 'min_disk_mb': min_disk_mb,
+    })

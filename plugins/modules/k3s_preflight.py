@@ -1,0 +1,249 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: k3s_preflight
+short_description: Check a host against k3s's requirements before k3s is installed or changed
+version_added: 0.1.0
+description:
+  - Measures the host - CPUs online, memory, free disk space where k3s keeps its data, the cgroup version and its memory
+    controller and, before k3s is installed, whether something already listens on k3s's TCP ports - and reports
+    B(every) problem at once, so that one run names all that has to be fixed.
+  - With O(fail=true) (the default) the module fails when it finds a problem, with all problems in one message and the
+    measured values in the result; with O(fail=false) it only reports them (RV(ok), RV(problems)), so that a play can
+    collect the problems of every host before it stops.
+  - The thresholds follow k3s's published minimum hardware for the O(role) - a server 2 cores and 2 GB of memory, an
+    agent 1 core and 512 MB - and can be overridden.
+  - Never changes the node.
+author:
+  - baremetal.k3s contributors (@baremetal)
+extends_documentation_fragment:
+  - baremetal.k3s._attributes
+  - baremetal.k3s._attributes.INFO_MODULE
+options:
+  role:
+    description:
+      - What the host is to run; selects the default thresholds and O(ports).
+    type: str
+    choices: [server, agent]
+    default: server
+  min_cpus:
+    description:
+      - The fewest CPUs online (C(/sys/devices/system/cpu/online), else C(/proc/cpuinfo)).
+      - Default V(2) for a server, V(1) for an agent.
+    type: int
+  min_memory_mb:
+    description:
+      - The least memory, in MiB, as installed (k3s states its requirements so).
+      - It is compared with C(MemTotal) of C(/proc/meminfo), which lacks what the firmware, a GPU split and the kernel
+        keep for themselves; a C(MemTotal) down to 90% of O(min_memory_mb) passes (1843 MB for 2048).
+      - Default V(2048) for a server, V(512) for an agent.
+    type: int
+  min_disk_mb:
+    description:
+      - The least free space, in MiB, on the file system that holds O(data_dir) (statvfs C(f_bavail)).
+      - k3s publishes no disk figure. The defaults - V(4096) for a server, V(2048) for an agent - leave room for k3s's
+        unpacked binaries, the images of its packaged components and, on a server, the datastore.
+    type: int
+  data_dir:
+    description:
+      - k3s's data directory (C(--data-dir)). When it does not exist yet, the free space is measured at its nearest
+        existing parent, the file system it will be created on.
+    type: path
+    default: /var/lib/rancher/k3s
+  ports:
+    description:
+      - TCP ports k3s listens on, checked with O(fresh=true).
+      - Default V([6443, 10250]) (API server and supervisor, kubelet) for a server, V([10250]) for an agent.
+      - Add V(2379) and V(2380) for a server with embedded etcd.
+    type: list
+    elements: int
+  fresh:
+    description:
+      - Whether k3s is not installed yet (M(baremetal.k3s.k3s_info) RV(baremetal.k3s.k3s_info#module:installed) is
+        false). Only then are O(ports) checked - a running k3s holds its ports itself. RV(ports_in_use) is reported either
+        way.
+    type: bool
+    default: false
+  fail:
+    description:
+      - V(true) - fail when a problem is found, with every problem in one message.
+      - V(false) - report the problems and succeed.
+    type: bool
+    default: true
+notes:
+  - Everything is read from C(/proc) and C(/sys) - C(/sys/devices/system/cpu/online), C(/proc/cpuinfo), C(/proc/meminfo),
+    C(/sys/fs/cgroup/cgroup.controllers) (cgroup v2) or C(/proc/cgroups) (v1), C(/proc/net/tcp) and C(/proc/net/tcp6)
+    (sockets in state C(LISTEN) of the host's network namespace) - and statvfs; no command is run.
+  - Limits of a container (cgroup CPU or memory limits) are not taken into account; the host's values are reported.
+seealso:
+  - module: baremetal.k3s.k3s_info
+  - module: baremetal.k3s.k3s_ready
+'''
+
+EXAMPLES = r'''
+- name: Check a host that is to become a k3s server
+  baremetal.k3s.k3s_preflight:
+    role: server
+    fresh: true
+    ports: [6443, 10250, 2379, 2380]
+
+- name: Collect the problems of every host, then stop once with all of them
+  baremetal.k3s.k3s_preflight:
+    role: agent
+    min_disk_mb: 10240
+    fail: false
+  register: preflight
+
+- name: Stop here when any host has a problem
+  ansible.builtin.assert:
+    that: ansible_play_hosts_all | map('extract', hostvars, 'preflight') | rejectattr('ok') | list | length == 0
+    fail_msg: "{{ ansible_play_hosts_all | map('extract', hostvars, 'preflight') | rejectattr('ok') | map(attribute='msg') | list }}"
+  run_once: true
+'''
+
+RETURN = r'''
+ok:
+  description: Whether no problem was found.
+  returned: always
+  type: bool
+  sample: false
+problems:
+  description: Every problem found, in the order of the checks (cpus, memory, disk, cgroup, ports).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    check:
+      description: V(cpus), V(memory), V(disk), V(cgroup) or V(ports).
+      type: str
+    msg:
+      description: What is wrong, with the measured value and the threshold.
+      type: str
+  sample: [{check: memory, msg: "1500 MB of memory (MemTotal); a k3s server needs 2048 MB installed (min_memory_mb), that is a MemTotal of at least 1843 MB"}]
+msg:
+  description: One line with every problem (the failure message with O(fail=true)), or that there is none.
+  returned: always
+  type: str
+  sample: "k3s preflight of node-1 (server): no problems"
+hostname:
+  description: The host's name (C(/proc/sys/kernel/hostname)).
+  returned: always
+  type: str
+  sample: node-1
+role:
+  description: O(role).
+  returned: always
+  type: str
+  sample: server
+fresh:
+  description: O(fresh).
+  returned: always
+  type: bool
+  sample: true
+cpus:
+  description: CPUs online; null when they cannot be counted.
+  returned: always
+  type: int
+  sample: 4
+memory_mb:
+  description: C(MemTotal) in MiB; null when unknown.
+  returned: always
+  type: int
+  sample: 7962
+disk_free_mb:
+  description: MiB available on the file system of RV(disk_path); null when unknown.
+  returned: always
+  type: int
+  sample: 51200
+disk_path:
+  description: Where the free space was measured - O(data_dir), or its nearest existing parent.
+  returned: always
+  type: str
+  sample: /var/lib
+data_dir:
+  description: O(data_dir).
+  returned: always
+  type: str
+  sample: /var/lib/rancher/k3s
+cgroup:
+  description: The cgroup hierarchy.
+  returned: always
+  type: dict
+  contains:
+    version:
+      description: V(v2) (unified), V(v1) (legacy or hybrid), or empty when neither could be read.
+      type: str
+    memory:
+      description: Whether the memory controller is available.
+      type: bool
+  sample: {version: v2, memory: true}
+ports:
+  description: The ports checked (O(ports) or the role's).
+  returned: always
+  type: list
+  elements: int
+  sample: [6443, 10250]
+ports_in_use:
+  description: The ports of RV(ports) that a TCP socket listens on now (IPv4 or IPv6), whatever O(fresh).
+  returned: always
+  type: list
+  elements: int
+  sample: [10250]
+min_cpus:
+  description: The CPU threshold applied.
+  returned: always
+  type: int
+  sample: 2
+min_memory_mb:
+  description: The memory threshold applied (installed memory; see O(min_memory_mb)).
+  returned: always
+  type: int
+  sample: 2048
+min_disk_mb:
+  description: The disk threshold applied.
+  returned: always
+  type: int
+  sample: 4096
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _preflight as preflight
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
+
+ARGUMENT_SPEC = dict(
+    role=dict(type='str', default='server', choices=['server', 'agent']),
+    min_cpus=dict(type='int'),
+    min_memory_mb=dict(type='int'),
+    min_disk_mb=dict(type='int'),
+    data_dir=dict(type='path', default=preflight.DEFAULT_DATA_DIR),
+    ports=dict(type='list', elements='int'),
+    fresh=dict(type='bool', default=False),
+    fail=dict(type='bool', default=True),
+)
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    try:
+        plan = preflight.check(_io.node_view(module), module.params)
+    except PlanError as e:
+        module.fail_json(msg=e.msg, **e.details)
+    except ViewError as e:
+        module.fail_json(msg=str(e))
+    result = _io.report(module, plan)
+    if module.params['fail'] and not result['ok']:
+        module.fail_json(**result)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

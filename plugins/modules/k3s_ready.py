@@ -1,0 +1,218 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: k3s_ready
+short_description: Wait until the k3s API answers and a Node is Ready - the gate of a rolling restart
+version_added: 0.1.0
+description:
+  - Waits until the API server answers C(/readyz) (all its readiness checks pass, the datastore's included) and the Node
+    O(node_name) has the condition C(Ready=True); with O(etcd_member=true) also until that Node is a voting member of
+    the embedded etcd cluster.
+  - Talks to the API only through the platform's own kubectl on the node (O(kubectl), O(kubeconfig)), as
+    M(baremetal.k3s.readiness_configmap) does - C(kubectl get --raw /readyz), then C(kubectl get node <name> -o json).
+    No Kubernetes client library is needed.
+  - Looks again every O(interval) seconds until everything passes or O(timeout) seconds have gone. On timeout it fails
+    with what the last look found (O(fail_on_timeout=true)), or returns RV(ready=false) with that reason in RV(msg).
+  - A kubeconfig that does not exist yet, an API server that refuses connections and a Node that is not registered yet
+    are reasons to keep waiting (k3s writes the kubeconfig and registers the Node as it starts). A kubectl that is not
+    on the node fails at once.
+  - Never changes the node or the cluster.
+author:
+  - baremetal.k3s contributors (@baremetal)
+extends_documentation_fragment:
+  - baremetal.k3s._attributes
+  - baremetal.k3s._attributes.INFO_MODULE
+options:
+  kubectl:
+    description:
+      - The platform's kubectl, as the words a command starts with - V([/usr/local/bin/k3s, kubectl]) for k3s,
+        V([/var/lib/rancher/rke2/bin/kubectl]) for RKE2. M(baremetal.k3s.k3s_info) returns it as
+        RV(baremetal.k3s.k3s_info#module:kubectl).
+    type: list
+    elements: str
+    required: true
+  kubeconfig:
+    description:
+      - The kubeconfig kubectl uses (C(--kubeconfig)) - the admin kubeconfig k3s writes, C(/etc/rancher/k3s/k3s.yaml)
+        (M(baremetal.k3s.k3s_info) RV(baremetal.k3s.k3s_info#module:admin_kubeconfig)).
+      - Not given - kubectl's own default (C(k3s kubectl) reads C(/etc/rancher/k3s/k3s.yaml)).
+    type: path
+  node_name:
+    description:
+      - The Node to wait for, as it registers (M(baremetal.k3s.k3s_info) RV(baremetal.k3s.k3s_info#module:node_name)).
+    type: str
+    required: true
+  etcd_member:
+    description:
+      - Also wait until the Node's condition C(EtcdIsVoter) is C(True).
+      - k3s's etcd leader sets that condition, every 15 seconds, on every Node labelled C(node-role.kubernetes.io/etcd) -
+        C(True) (reason C(MemberNotLearner)) for a voting member, C(False) while the member is a learner that has not
+        been promoted yet (C(MemberIsLearner)), is unhealthy (C(Unhealthy)) or is not a member (C(NotAMember)). A server
+        that joins an embedded-etcd cluster is added as a learner and promoted once it has caught up.
+      - Only for servers with embedded etcd (C(cluster-init), or joined to such a server); with an external datastore
+        or SQLite the condition never appears and the wait ends in a timeout.
+    type: bool
+    default: false
+  timeout:
+    description: Seconds to wait, at most. V(0) looks once.
+    type: int
+    default: 300
+  interval:
+    description: Seconds between looks.
+    type: int
+    default: 5
+  since:
+    description:
+      - Seconds since the epoch (C(date +%s)) of a restart. The Node counts as Ready only when the heartbeat of its C(Ready)
+        condition is at or after it - right after a restart the API may still show the C(Ready) of the previous start.
+      - Leave it out when nothing restarted.
+    type: float
+  fail_on_timeout:
+    description:
+      - V(true) - fail when not ready within O(timeout), with the last reason.
+      - V(false) - return RV(ready=false) and the reason in RV(msg).
+    type: bool
+    default: true
+notes:
+  - Each kubectl call is bounded by C(--request-timeout) (10 seconds, less when less of O(timeout) is left), so an API
+    server that accepts connections but does not answer cannot hold the task beyond O(timeout) by much.
+  - The test environment of this collection cannot show embedded etcd - its k3s stand-in runs the real kube-apiserver on
+    an external etcd or kine, with no etcd leader to set C(EtcdIsVoter). O(etcd_member) is covered by unit tests that
+    give Nodes the condition as k3s sets it (type, status, reason, message).
+  - A Node's C(Ready) condition is the kubelet's last report; right after a restart it may still show the report of
+    before until the kubelet posts again (at its start, then when something changes).
+seealso:
+  - module: baremetal.k3s.k3s_info
+  - module: baremetal.k3s.extender_status
+'''
+
+EXAMPLES = r'''
+- name: Read how k3s runs here (kubectl, admin kubeconfig, node name)
+  baremetal.k3s.k3s_info:
+  register: k3s
+
+- name: Wait until this server is back before the next one restarts
+  baremetal.k3s.k3s_ready:
+    kubectl: "{{ k3s.kubectl }}"
+    kubeconfig: "{{ k3s.admin_kubeconfig }}"
+    node_name: "{{ k3s.node_name }}"
+    etcd_member: true
+    timeout: 600
+
+- name: Ask the first server whether an agent's Node is Ready, without failing
+  baremetal.k3s.k3s_ready:
+    kubectl: [/usr/local/bin/k3s, kubectl]
+    kubeconfig: /etc/rancher/k3s/k3s.yaml
+    node_name: agent-7
+    timeout: 60
+    fail_on_timeout: false
+  delegate_to: server-1
+  register: agent_ready
+'''
+
+RETURN = r'''
+ready:
+  description: Whether everything passed - the API, the Node's C(Ready) and, with O(etcd_member=true), C(EtcdIsVoter).
+  returned: always
+  type: bool
+  sample: true
+api_ready:
+  description: Whether the API server answered C(/readyz) with success at the last look.
+  returned: always
+  type: bool
+  sample: true
+node_ready:
+  description: Whether the Node's condition C(Ready) was C(True) at the last look.
+  returned: always
+  type: bool
+  sample: true
+etcd_member:
+  description: Whether the Node's condition C(EtcdIsVoter) was C(True) at the last look; null without O(etcd_member=true)
+    or when the Node was not read.
+  returned: always
+  type: bool
+  sample: true
+node_conditions:
+  description: The Node's conditions at the last look; empty when the Node was not read.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    type:
+      description: The condition, for example C(Ready), C(MemoryPressure), C(EtcdIsVoter).
+      type: str
+    status:
+      description: C(True), C(False) or C(Unknown).
+      type: str
+    reason:
+      description: Its reason, as one CamelCase word.
+      type: str
+    message:
+      description: Its message.
+      type: str
+  sample: [{type: Ready, status: "True", reason: KubeletReady, message: kubelet is posting ready status}]
+msg:
+  description: What was waited for and how long it took, or (not ready) the reason of the last look.
+  returned: always
+  type: str
+  sample: "not ready within timeout (300 s): node server-2 is not Ready: Ready=False (KubeletNotReady: container runtime network not ready)"
+timed_out:
+  description: Whether the wait ended without everything passing.
+  returned: always
+  type: bool
+  sample: false
+node_name:
+  description: O(node_name).
+  returned: always
+  type: str
+  sample: server-1
+elapsed:
+  description: Seconds waited.
+  returned: always
+  type: float
+  sample: 12.5
+attempts:
+  description: How many looks were taken.
+  returned: always
+  type: int
+  sample: 3
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _ready as ready
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+
+ARGUMENT_SPEC = dict(
+    kubectl=dict(type='list', elements='str', required=True),
+    kubeconfig=dict(type='path'),
+    node_name=dict(type='str', required=True),
+    etcd_member=dict(type='bool', default=False),
+    timeout=dict(type='int', default=300),
+    interval=dict(type='int', default=5),
+    fail_on_timeout=dict(type='bool', default=True),
+    since=dict(type='float'),
+)
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    try:
+        plan = ready.wait(_io.node_view(module), module.params)
+    except PlanError as e:
+        module.fail_json(msg=e.msg, **e.details)
+    result = _io.report(module, plan)
+    if module.params['fail_on_timeout'] and not result['ready']:
+        module.fail_json(**result)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
