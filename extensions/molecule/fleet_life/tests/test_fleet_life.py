@@ -1,0 +1,136 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A k3s cluster made by baremetal.k3s.site from bare nodes: what the real API server says of it.
+
+Every node's k3s double logs each start and stop to /var/log/k3s-double/events.jsonl (the
+containers share the host's clock), so restarts are counted and the down windows of the two
+servers compared. The scheduler's leader is the kube-system/kube-scheduler Lease of the real API.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import json
+import os
+import sys
+
+import testinfra
+from testinfra.utils.ansible_runner import AnsibleRunner
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
+
+import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+
+RUNNER = AnsibleRunner(os.environ['MOLECULE_INVENTORY_FILE'])
+KUBECTL = 'k3s kubectl --kubeconfig /etc/rancher/k3s/k3s.yaml '
+
+
+def _hosts(group):
+    return {name: testinfra.get_host('ansible://%s' % name, ansible_inventory=os.environ['MOLECULE_INVENTORY_FILE'])
+            for name in RUNNER.get_hosts(group)}
+
+
+SERVERS = _hosts('server')
+AGENTS = _hosts('agent')
+FIRST = SERVERS['bk3s-life-server-1']
+
+
+def _json(args):
+    return json.loads(FIRST.check_output(KUBECTL + args + ' -o json'))
+
+
+def _t(text):
+    return datetime.datetime.fromisoformat(text.replace('Z', '+00:00'))
+
+
+def _starts(host):
+    return [e for e in c.launcher_events(host) if e['event'] == 'start']
+
+
+def test_every_node_is_ready_in_the_api_with_its_labels_and_taints():
+    nodes = {n['metadata']['name']: n for n in _json('get nodes')['items']}
+    assert set(nodes) == set(SERVERS) | set(AGENTS), sorted(nodes)
+    for name, node in nodes.items():
+        ready = [cond for cond in node['status']['conditions'] if cond['type'] == 'Ready']
+        assert ready and ready[0]['status'] == 'True', (name, node['status']['conditions'])
+    for name in SERVERS:
+        labels = nodes[name]['metadata']['labels']
+        assert labels.get('tier') == 'control' and labels.get('node-role.kubernetes.io/control-plane') == 'true', labels
+    edge = nodes['bk3s-life-agent-1']
+    assert edge['metadata']['labels'].get('tier') == 'edge' and edge['metadata']['labels'].get('zone') == 'b'
+    assert {'key': 'dedicated', 'value': 'edge', 'effect': 'NoSchedule'} in edge['spec'].get('taints', [])
+    gpu = nodes['bk3s-life-agent-gpu']
+    assert gpu['metadata']['labels'].get('gpu') == 'nvidia'
+
+
+def test_the_gpu_agent_runs_the_nvidia_runtime_and_the_cluster_has_its_runtimeclass():
+    rc = _json('get runtimeclass nvidia')
+    assert rc['handler'] == 'nvidia'
+    state = c.launcher_state(AGENTS['bk3s-life-agent-gpu'])
+    assert state.get('default_runtime') == 'nvidia', state
+
+
+def test_both_servers_are_one_cluster_with_one_scheduler_leader():
+    lease = _json('get lease -n kube-system kube-scheduler')
+    holder = lease['spec'].get('holderIdentity', '')
+    assert any(holder.startswith(name) for name in SERVERS), holder
+    other = SERVERS['bk3s-life-server-2']
+    names = json.loads(other.check_output(KUBECTL + 'get nodes -o json'))['items']
+    assert len(names) == len(SERVERS) + len(AGENTS)
+
+
+def test_the_token_is_written_0600_and_never_shown():
+    for host in list(SERVERS.values())[1:] + list(AGENTS.values()):
+        f = host.file('/etc/rancher/k3s/cluster-token')
+        assert f.exists and f.mode == 0o600 and f.user == 'root'
+        assert f.content_string.strip().startswith('K10')
+    token = FIRST.file('/var/lib/rancher/k3s/server/token').content_string.strip()
+    for host in list(SERVERS.values()) + list(AGENTS.values()):
+        for path in ('/etc/rancher/k3s/config.yaml.d/40-baremetal-k3s-server.yaml',
+                     '/etc/rancher/k3s/config.yaml.d/40-baremetal-k3s-agent.yaml'):
+            f = host.file(path)
+            if f.exists:
+                assert token not in f.content_string and f.mode == 0o600
+
+
+def test_the_units_are_in_the_installers_format():
+    for name, host in list(SERVERS.items()) + list(AGENTS.items()):
+        unit = 'k3s' if name in SERVERS else 'k3s-agent'
+        text = host.file('/etc/systemd/system/%s.service' % unit).content_string
+        assert 'ExecStart=/usr/local/bin/k3s \\\n    %s \\\n' % ('server' if name in SERVERS else 'agent') in text
+        assert host.file('/etc/systemd/system/%s.service.env' % unit).mode == 0o600
+
+
+def test_restarts_and_the_servers_down_windows():
+    # servers: one start at converge, none on the idempotent and no-op runs, none by the agents'
+    # change, one by install_csi, none by the last site.yml
+    for name, host in SERVERS.items():
+        starts = _starts(host)
+        assert len(starts) == 2, (name, [e['time'] for e in starts])
+    windows = {}
+    for name, host in SERVERS.items():
+        events = c.launcher_events(host)
+        down = None
+        windows[name] = []
+        for e in events:
+            if e['event'] in ('stopping', 'exit') and down is None:
+                down = _t(e['time'])
+            elif e['event'] == 'scheduler_started' and down is not None:
+                windows[name].append((down, _t(e['time'])))
+                down = None
+    overlap = datetime.timedelta(0)
+    for (a, wa), (b, wb) in itertools.combinations(windows.items(), 2):
+        for s1, e1 in wa:
+            for s2, e2 in wb:
+                overlap = max(overlap, min(e1, e2) - max(s1, s2))
+    # agents: one start at converge; agent-1 one more for its changed label; the GPU agent none
+    agent_starts = {name: len(_starts(host)) for name, host in AGENTS.items()}
+    assert agent_starts == {'bk3s-life-agent-1': 2, 'bk3s-life-agent-gpu': 1}, agent_starts
+    figures = json.load(open('/tmp/bk3s-life.json'))
+    print('\nfleet_life: k3s starts per server %s; per agent %s; longest time both servers were down together %s; '
+          'no-op re-run of site.yml %s'
+          % ({n: len(_starts(h)) for n, h in SERVERS.items()}, agent_starts, overlap, figures['noop_rerun_seconds']))
+    assert overlap <= datetime.timedelta(0)
