@@ -83,15 +83,7 @@ class View:
     # -- files ------------------------------------------------------------------------------
     def read(self, path):
         """The bytes of file ``path`` (symlinks followed), or None when it does not exist."""
-        try:
-            with open(self.host_path(self.realpath(path)), 'rb') as f:
-                return f.read()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except IsADirectoryError:
-            raise ViewError('%s is a directory, not a file' % path)
-        except OSError as e:
-            raise ViewError('cannot read %s: %s' % (path, e.strerror or e))
+        return self._read(path, None)
 
     def read_text(self, path, default=None):
         data = self.read(path)
@@ -102,13 +94,19 @@ class View:
 
         For logs that grow without bound (openrc's ``/var/log/k3s.log``): only the end is read.
         """
+        return self._read(path, size)
+
+    def _read(self, path, last):
+        """The whole file, or its last ``last`` bytes; None when it does not exist."""
         try:
             with open(self.host_path(self.realpath(path)), 'rb') as f:
+                if last is None:
+                    return f.read()
                 length = os.fstat(f.fileno()).st_size  # 0 for /proc files: those are read whole
-                if length > size:
-                    f.seek(length - size)
+                if length > last:
+                    f.seek(length - last)
                 data = f.read()
-                return data[max(0, len(data) - size):]
+                return data[max(0, len(data) - last):]
         except (FileNotFoundError, NotADirectoryError):
             return None
         except IsADirectoryError:
