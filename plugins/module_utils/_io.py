@@ -61,15 +61,6 @@ class ApplyError(Exception):
         self.msg = msg
 
 
-def read_bytes(path):
-    """Return the file's bytes, or None when it does not exist."""
-    try:
-        with open(path, 'rb') as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-
-
 def node_view(module):
     """The :class:`View` of the node this module runs on: files under :data:`ROOT`, commands through the module."""
     def runner(argv):

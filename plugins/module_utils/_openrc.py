@@ -322,8 +322,3 @@ def quote_arg(arg):
             out.append(c)
     out.append("'")
     return ''.join(out)
-
-
-def parse_command_args(data):
-    """argv of ``command_args`` in the init script ``data``."""
-    return InitScript(data).parse().argv

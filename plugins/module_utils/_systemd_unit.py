@@ -1032,11 +1032,6 @@ def parse_exec(value, specifiers=None, strict=True):
     return parse_exec_chars(value, None, specifiers=specifiers, strict=strict)
 
 
-def split_command(value, specifiers=None):
-    """The argv systemd builds from an ExecStart value (argv[0] included)."""
-    return parse_exec(value, specifiers).argv
-
-
 # -- writing -------------------------------------------------------------------
 def check_arg(arg):
     """Refuse an argument no unit file can carry: line breaks, NUL, other control characters but TAB, bytes that are not UTF-8."""

@@ -125,7 +125,7 @@ def test_remove_with_backup(module, tmp_path):
     assert not path.exists()
     assert open(result['backup_file'], 'rb').read() == b'x: 1\n'
     assert _io.remove_file(module, str(path)) == {'backup_file': None}
-    assert _io.read_bytes(str(path)) is None
+    assert not os.path.exists(str(path))
 
 
 # -- apply ---------------------------------------------------------------------------------

@@ -114,7 +114,7 @@ def test_quote_arg():
     assert _openrc.quote_arg("a'b\"c$d") == "'a'\\''b\\\"c\\$d'"
     with pytest.raises(ParseError):
         _openrc.quote_arg('a\nb')
-    assert _openrc.parse_command_args(b'command_args="server"\n') == ['server']
+    assert _openrc.InitScript(b'command_args="server"\n').parse().argv == ['server']
 
 
 # arguments that mean something to the shell, to the double quotes around command_args, or to neither
