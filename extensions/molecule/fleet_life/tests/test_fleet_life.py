@@ -59,6 +59,7 @@ def test_every_node_is_ready_in_the_api_with_its_labels_and_taints():
     for name in SERVERS:
         labels = nodes[name]['metadata']['labels']
         assert labels.get('tier') == 'control' and labels.get('node-role.kubernetes.io/control-plane') == 'true', labels
+        assert labels.get('rack') == 'r1', labels  # the servers' option rolled out in side_effect
     edge = nodes['bk3s-life-agent-1']
     assert edge['metadata']['labels'].get('tier') == 'edge' and edge['metadata']['labels'].get('zone') == 'b'
     assert {'key': 'dedicated', 'value': 'edge', 'effect': 'NoSchedule'} in edge['spec'].get('taints', [])
@@ -106,10 +107,10 @@ def test_the_units_are_in_the_installers_format():
 
 def test_restarts_and_the_servers_down_windows():
     # servers: one start at converge, none on the idempotent and no-op runs, none by the agents'
-    # change, one by install_csi, none by the last site.yml
+    # change, one by their own changed option, one by install_csi, none by the last site.yml
     for name, host in SERVERS.items():
         starts = _starts(host)
-        assert len(starts) == 2, (name, [e['time'] for e in starts])
+        assert len(starts) == 3, (name, [e['time'] for e in starts])
     windows = {}
     for name, host in SERVERS.items():
         events = c.launcher_events(host)
@@ -134,3 +135,28 @@ def test_restarts_and_the_servers_down_windows():
           'no-op re-run of site.yml %s'
           % ({n: len(_starts(h)) for n, h in SERVERS.items()}, agent_starts, overlap, figures['noop_rerun_seconds']))
     assert overlap <= datetime.timedelta(0)
+
+
+def test_through_the_rolling_changes_a_scheduler_led_and_every_new_pod_was_bound():
+    """The probe on the datastore host watched the servers' option change and install_csi."""
+    r = json.load(open('/tmp/bk3s-life.json'))['rollout']
+    print('\nfleet_life rollout (servers\' changed option, then install_csi), watched %(seconds)s s, a sample every '
+          '%(interval_seconds)s s: %(samples)d samples, %(samples_without_api)d without an API answer, '
+          '%(samples_without_leader)d without a live scheduler leader in %(leaderless_runs)d runs, the longest '
+          '%(longest_without_leader_seconds)s s; leaders in turn %(leaders_in_turn)s; %(pods_created)d pods created '
+          '(%(pod_creates_refused)d refused), %(pods_bound)d bound, the slowest in %(longest_bind_seconds)s s; '
+          'per node %(pods_per_node)s' % r)
+    assert r['samples'] >= 20 and r['pods_created'] >= 10, r
+    # one API server always answered: the servers were never down together
+    assert r['samples_without_api'] == 0, r
+    # a handover waits for the next retry of the other scheduler (2 s); never a lease's length (15 s)
+    assert r['longest_without_leader_seconds'] < 15, r
+    assert r['unbound'] == [] and r['pod_creates_refused'] == 0, r
+    # both servers were restarted, so the lead moved at least once
+    assert len(r['leaders_in_turn']) >= 2, r
+
+
+def test_two_servers_publishing_at_once_both_land_in_the_readiness_configmap():
+    """install_csi's publish phase with scheduler_extender_serial 2 wrote a new ConfigMap from both servers."""
+    entries = c.readiness_nodes(FIRST, name='extender-readiness-pair')
+    assert sorted(e['node_name'] for e in entries) == sorted(SERVERS), entries
