@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026, baremetal.k3s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -30,7 +29,7 @@ LEASE = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-schedul
 LABEL = 'baremetal-k3s-probe'
 
 
-class Api(object):
+class Api:
     """The cluster's API servers, tried in turn: the one that answered last goes first."""
 
     def __init__(self, servers, ca, cert, key, timeout):
@@ -96,7 +95,7 @@ def pod(name):
                      'automountServiceAccountToken': False, 'terminationGracePeriodSeconds': 0}}
 
 
-class Probe(object):
+class Probe:
     def __init__(self, api, namespace, run_id):
         self.api = api
         self.namespace = namespace
@@ -147,19 +146,19 @@ class Probe(object):
         if start is not None:
             longest = max(longest, answered[-1][0] - start)
         holders = []
-        for _, holder in answered:
+        for holder in (h for _t, h in answered):
             if holder and (not holders or holders[-1] != holder):
                 holders.append(holder)
         binds = [self.bound[n][0] - self.created[n] for n in self.bound]
         nodes = {}
-        for _, node in self.bound.values():
+        for _seen, node in self.bound.values():
             nodes[node] = nodes.get(node, 0) + 1
         return {
             'interval_seconds': interval,
             'seconds': round(self.samples[-1][0] - self.samples[0][0], 1) if self.samples else 0,
             'samples': len(self.samples),
             'samples_without_api': len(self.samples) - len(answered),
-            'samples_without_leader': sum(1 for _, h in answered if not h),
+            'samples_without_leader': sum(1 for _t, h in answered if not h),
             'leaderless_runs': gaps,
             'longest_without_leader_seconds': round(longest, 2),
             'leaders_in_turn': holders,
