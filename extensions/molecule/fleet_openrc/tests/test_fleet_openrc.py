@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""baremetal.k3s.site on openrc: the installer's init scripts, the images tarball, a real join."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+
+import testinfra
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
+
+import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+
+INVENTORY = os.environ['MOLECULE_INVENTORY_FILE']
+SERVER = testinfra.get_host('ansible://bk3s-orc-server', ansible_inventory=INVENTORY)
+AGENT = testinfra.get_host('ansible://bk3s-orc-agent', ansible_inventory=INVENTORY)
+NODES = {'bk3s-orc-server': (SERVER, 'k3s', 'server'), 'bk3s-orc-agent': (AGENT, 'k3s-agent', 'agent')}
+IMAGES = os.path.join(os.path.dirname(__file__), '..', 'files', 'k3s-airgap-images-test.tar.gz')
+
+
+def test_the_init_scripts_and_env_files_are_the_installers():
+    for host, service, command in NODES.values():
+        script = host.file('/etc/init.d/%s' % service)
+        assert script.mode == 0o755
+        assert script.content_string.startswith('#!/sbin/openrc-run\n')
+        assert 'command="/usr/local/bin/k3s"\ncommand_args="%s \\\n' % command in script.content_string
+        env = host.file('/etc/rancher/k3s/%s.env' % service)
+        assert env.exists and env.mode == 0o600
+        assert host.run('rc-service %s status' % service).rc == 0
+        assert 'default' in host.check_output('rc-update show | grep -w %s' % service)
+
+
+def test_the_images_tarball_is_where_k3s_imports_it_with_the_bytes_given():
+    want = hashlib.sha256(open(IMAGES, 'rb').read()).hexdigest()
+    for host, _service, _command in NODES.values():
+        f = host.file('/var/lib/rancher/k3s/agent/images/k3s-airgap-images-test.tar.gz')
+        assert f.exists and f.sha256sum == want
+
+
+def test_both_nodes_are_ready_in_the_api_with_their_labels():
+    nodes = {n['metadata']['name']: n for n in json.loads(SERVER.check_output(c.KUBECTL + 'get nodes -o json'))['items']}
+    assert set(nodes) == set(NODES), sorted(nodes)
+    for name, node in nodes.items():
+        ready = [cond for cond in node['status']['conditions'] if cond['type'] == 'Ready']
+        assert ready and ready[0]['status'] == 'True', (name, node['status']['conditions'])
+        assert node['metadata']['labels'].get('init') == 'openrc', node['metadata']['labels']
+
+
+def test_each_node_started_once_the_failed_run_restarted_nothing():
+    for name, (host, _service, _command) in NODES.items():
+        starts = [e for e in c.launcher_events(host) if e['event'] == 'start']
+        assert len(starts) == 1, (name, [e['time'] for e in starts])
