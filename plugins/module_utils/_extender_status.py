@@ -23,6 +23,7 @@ import os
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _extender
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service_clock as sc
+from ansible_collections.baremetal.k3s.plugins.module_utils._scheduler_config_schema import parse_go_duration
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
 
@@ -61,6 +62,23 @@ def status(view, params, probe=_extender.probe, check_health=_extender.check_hea
         raise StatusError(str(e)) from e
 
 
+def seconds(value, name):
+    """A timeout given as seconds (number) or as a Go duration ("15s", "500ms"), as seconds."""
+    if isinstance(value, bool):
+        raise StatusError('%s must be seconds or a duration such as "15s" (got %r)' % (name, value))
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return parse_go_duration(text) / 1e9
+    except ValueError as e:
+        raise StatusError('%s must be seconds or a duration such as "15s" (got %r): %s' % (name, value, e)) from e
+
+
 class ExtenderStatus:
     """Looks at one node: service, scheduler start, scheduler health, extender."""
 
@@ -89,6 +107,7 @@ class ExtenderStatus:
                 _extender.validate_url(p['scheduler_health_url'])
             except _extender.ExtenderProbeError as e:
                 raise StatusError('scheduler_health_url: %s' % e) from e
+        p['http_timeout'] = seconds(p['http_timeout'], 'http_timeout')
         for key in ('http_timeout', 'update_timeout', 'timeout', 'interval', 'journal_lines'):
             if p[key] < 0:
                 raise StatusError('%s must not be negative (got %s)' % (key, p[key]))

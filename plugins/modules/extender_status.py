@@ -127,8 +127,12 @@ options:
     type: bool
     default: false
   http_timeout:
-    description: Seconds to wait for one answer of the extender or of the scheduler health endpoint.
-    type: float
+    description:
+      - How long to wait for one answer of the extender or of the scheduler health endpoint, in
+        seconds or as a duration like the scheduler config's C(httpTimeout) (V(15s), V(500ms), V(1m)).
+      - Give the extender's C(httpTimeout) to judge it as the scheduler does; role P(baremetal.k3s.scheduler_extender#role)
+        passes its C(scheduler_extender_http_timeout) here.
+    type: raw
     default: 5
   scheduler_health_url:
     description:
@@ -359,7 +363,7 @@ ARGUMENT_SPEC = dict(
     key_file=dict(type='path', no_log=False),
     insecure=dict(type='bool', default=False),
     node_cache_capable=dict(type='bool', default=False),
-    http_timeout=dict(type='float', default=5),
+    http_timeout=dict(type='raw', default=5),
     scheduler_health_url=dict(type='str', default='https://127.0.0.1:10259/healthz'),
     require_extender=dict(type='bool', default=True),
     wait=dict(type='bool', default=False),

@@ -460,6 +460,9 @@ def test_openrc_service_not_installed(node, extender):
     ({'interval': -2}, 'interval must not be negative (got -2.0)'),
     ({'journal_lines': -1}, 'journal_lines must not be negative (got -1)'),
     ({'http_timeout': 0}, 'http_timeout must be greater than 0'),
+    ({'http_timeout': '0s'}, 'http_timeout must be greater than 0'),
+    ({'http_timeout': '15 seconds'}, 'http_timeout must be seconds or a duration such as "15s" (got \'15 seconds\')'),
+    ({'http_timeout': '-1s'}, 'http_timeout must not be negative (got -1.0)'),
     ({'wait': True, 'interval': 0}, 'interval must be greater than 0 with wait: true'),
     ({'since': 'last tuesday'},
      "since: not epoch seconds nor an ISO 8601 date/time: 'last tuesday' (use epoch seconds or ISO 8601, e.g. 2026-01-13T10:00:01Z)"),
@@ -473,6 +476,23 @@ def test_bad_input(node, extender, extra, message):
     failed, result = run_module(extender_status, args(extender, **extra))
     assert failed
     assert result['msg'].startswith(message)
+
+
+@pytest.mark.parametrize('given, seconds', [(2, 2.0), (0.5, 0.5), ('3', 3.0), ('15s', 15.0), ('500ms', 0.5), ('1m30s', 90.0)])
+def test_http_timeout_as_seconds_or_duration(given, seconds):
+    assert _extender_status.seconds(given, 'http_timeout') == seconds
+
+
+def test_slow_extender_judged_by_its_timeout(node, extender):
+    """An answer later than http_timeout is a timeout; the same answer within it is ready."""
+    extender.mode('slow:1.5')
+    failed, result = run_module(extender_status, args(extender, http_timeout='500ms'))
+    assert not failed
+    assert result['ready'] is False
+    assert result['extender_error'] == 'timeout: no answer within 0.5 s'
+    failed, result = run_module(extender_status, args(extender, http_timeout='5s'))
+    assert not failed
+    assert result['ready'] is True, result['msg']
 
 
 def test_key_file_needs_cert_file(node, extender):
