@@ -258,7 +258,7 @@ def table(r):
         ('converge ratio', '%.2f' % r['converge_ratio'], '<= %.1f' % TARGETS['converge_ratio'],
          r['converge_ratio'] <= TARGETS['converge_ratio']),
     ]
-    width = max(len(a) for a, _, _, _ in rows)
+    width = max(len(row[0]) for row in rows)
     lines = ['%-*s  %-22s %-12s %s' % (width, 'figure', 'value', 'target', 'met')]
     for name, value, target, ok in rows:
         lines.append('%-*s  %-22s %-12s %s' % (width, name, value, target, '' if ok is None else ('yes' if ok else 'NO')))
@@ -298,7 +298,7 @@ def main():
 
     log('converge: baremetal.k3s.install_csi')
     t0 = time.time()
-    took, _, slow = runner.run('baremetal.k3s.install_csi', name='converge')
+    took, dummy, slow = runner.run('baremetal.k3s.install_csi', name='converge')
     t1 = time.time()
     conv = {'started': t0, 'seconds': took, 'slowest': slow, 'starts': {}, 'down': {}, 'change_to_ready_s': {}}
     for node in servers + agents:
@@ -324,7 +324,7 @@ def main():
     counts = {h: v['ok'] + v.get('failed', 0) for h, v in rec.items()}
     with tempfile.TemporaryDirectory() as tmp:
         floor_playbook(counts, os.path.join(tmp, 'floor.yml'))
-        took, _, _ = runner.run(os.path.join(tmp, 'floor.yml'), name='floor')
+        took = runner.run(os.path.join(tmp, 'floor.yml'), name='floor')[0]
     result['floor'] = {'seconds': took, 'tasks_per_host': counts}
     result['noop_ratio'] = result['rerun']['seconds'] / result['floor']['seconds']
 
