@@ -1,0 +1,463 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""The logic of ``baremetal.k3s.k3s_backup``: a k3s server's datastore and token as one archive.
+
+``plan(view, params, now)`` reads the node through the View only (sizes, free space, the
+backup directory's listing) and returns a Plan without file changes: its facts say what the
+archive will be called, what goes into it, how much room it needs and which older archives
+retention removes. Bad input, a missing datastore or token, and too little free space raise
+PlanError: nothing has been written then.
+
+The archive itself does not fit ``Plan``/``Change`` (whole file contents in memory; a datastore
+is MBs to GBs), so :func:`write_archive` writes it by the same rules as ``_io``: everything goes
+into a temp directory inside the backup directory (``.k3s-backup-*.tmp``), the archive and its
+``.sha256`` are fsynced and renamed into place, mode 0600 in a 0700 directory; any failure
+(ENOSPC...) removes the temp directory and whatever was renamed already, so no half-written
+archive is ever left. Retention runs only after both files are in place, and removes only this
+host's archives (:data:`ARCHIVE_RE`) and their ``.sha256`` files.
+
+The datastore is copied with SQLite's online backup API (``sqlite3.Connection.backup``) in one
+step: SQLite holds a read transaction on the source for the whole copy, so the copy is the
+datastore as it was at one instant, WAL included, while kine goes on writing. Copying
+``state.db`` as a file while k3s runs is not a backup (the latest writes are in ``-wal``).
+
+With embedded etcd (``server/db/etcd``), :func:`etcd_snapshot_argv` builds the ``k3s
+etcd-snapshot save`` command instead; k3s writes the snapshot into ``server/db/snapshots``.
+
+Pure standard library; no Ansible import.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import sqlite3
+import stat
+import tarfile
+import tempfile
+import time
+
+from urllib.parse import quote
+
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
+
+FORMAT = 1
+ARCHIVE_PREFIX = 'k3s-backup-'
+ARCHIVE_SUFFIX = '.tar.gz'
+STAMP_FORMAT = '%Y%m%dT%H%M%SZ'
+ARCHIVE_RE = re.compile(r'^k3s-backup-(?P<host>[A-Za-z0-9._-]+)-(?P<stamp>\d{8}T\d{6}Z)\.tar\.gz$')
+TEMP_PREFIX = '.k3s-backup-'
+TEMP_SUFFIX = '.tmp'
+MANIFEST = 'backup-manifest.json'
+DB_MEMBER = 'server/db/state.db'
+TOKEN_MEMBER = 'server/token'
+STORAGE_MEMBER = 'storage'
+KINE_TABLE = 'kine'
+# room kept above the estimate: tar headers, the manifest, file system slack
+MARGIN = 1 << 20
+DEFAULT_DATA_DIR = '/var/lib/rancher/k3s'
+DEFAULT_BACKUP_DIR = '/var/backups/k3s'
+
+
+class BackupError(Exception):
+    """Writing the archive failed; nothing was left behind. ``msg`` says what happened and what to do."""
+
+    def __init__(self, msg):
+        super().__init__(msg)
+        self.msg = msg
+
+
+# -- names ---------------------------------------------------------------------------------------
+def safe_host(host):
+    """``host`` as it goes into an archive name: letters, digits, ``.``, ``_`` and ``-``; others become ``_``."""
+    text = ''.join(c if (c.isalnum() and c.isascii()) or c in '._-' else '_' for c in (host or '').strip())
+    return text or 'node'
+
+
+def archive_name(host, when):
+    """``k3s-backup-<host>-<YYYYmmddTHHMMSSZ>.tar.gz`` for ``when`` (seconds since the epoch, UTC)."""
+    return '%s%s-%s%s' % (ARCHIVE_PREFIX, safe_host(host), time.strftime(STAMP_FORMAT, time.gmtime(when)), ARCHIVE_SUFFIX)
+
+
+def own_archives(names, host):
+    """The names in ``names`` that are this host's archives, oldest first."""
+    mine = []
+    for name in names:
+        m = ARCHIVE_RE.match(name)
+        if m and m.group('host') == safe_host(host):
+            mine.append((m.group('stamp'), name))
+    return [name for dummy, name in sorted(mine)]
+
+
+def retention(existing, new_name, keep):
+    """The archives to remove so that ``keep`` remain once ``new_name`` is written (``existing`` oldest first)."""
+    others = [n for n in existing if n != new_name]
+    excess = len(others) + 1 - keep
+    return others[:excess] if excess > 0 else []
+
+
+def sha256_line(digest, name):
+    """The ``.sha256`` file's text, as ``sha256sum`` writes it (``sha256sum -c`` reads it)."""
+    return '%s  %s\n' % (digest, name)
+
+
+def parse_sha256(text):
+    """The digest in a ``.sha256`` file's text, None when it holds none."""
+    words = (text or '').split()
+    if words and re.match(r'^[0-9a-fA-F]{64}$', words[0]):
+        return words[0].lower()
+    return None
+
+
+def etcd_snapshot_argv(k3s_binary, data_dir, name, snapshot_dir=None):
+    """``k3s etcd-snapshot save`` for a server with embedded etcd: k3s names the file ``<name>-<node>-<unix time>``."""
+    argv = [k3s_binary, 'etcd-snapshot', 'save', '--name', name]
+    if data_dir and data_dir != DEFAULT_DATA_DIR:
+        argv += ['--data-dir', data_dir]
+    if snapshot_dir:
+        argv += ['--dir', snapshot_dir]
+    return argv
+
+
+# -- reading through the view --------------------------------------------------------------------
+def tree_size(view, path, limit=1000000):
+    """(bytes, files) of the regular files under ``path`` (symlinks not followed), read through the view."""
+    total, count = 0, 0
+    todo = [path]
+    while todo:
+        current = todo.pop()
+        for name in view.listdir(current) or []:
+            child = os.path.join(current, name)
+            if view.islink(child):
+                continue
+            if view.isdir(child):
+                todo.append(child)
+            elif view.isfile(child):
+                total += view.stat(child).st_size
+                count += 1
+                if count > limit:
+                    raise PlanError('%s holds more than %d files; leave include_storage off and back it up by other means.'
+                                    % (path, limit))
+    return total, count
+
+
+def _nearest_dir(view, path):
+    probe = path
+    while not view.isdir(probe):
+        if probe == '/':
+            return '/'
+        probe = os.path.dirname(probe)
+    return probe
+
+
+def _inside(path, parent):
+    return path == parent or path.startswith(parent.rstrip('/') + '/')
+
+
+def human(size):
+    for unit in ('B', 'KiB', 'MiB', 'GiB'):
+        if size < 1024 or unit == 'GiB':
+            return ('%d %s' % (size, unit)) if unit == 'B' else ('%.1f %s' % (size, unit))
+        size /= 1024.0
+    return '%d B' % size  # pragma: no cover
+
+
+def plan(view, params, now=None):
+    """What a backup of ``params`` writes and removes; a Plan with facts only. PlanError on a refusal."""
+    now = time.time() if now is None else now
+    data_dir = params.get('data_dir') or DEFAULT_DATA_DIR
+    backup_dir = params.get('backup_dir') or DEFAULT_BACKUP_DIR
+    keep = params.get('keep')
+    keep = 7 if keep is None else keep
+    host = params.get('host') or view.hostname()
+    include_storage = bool(params.get('include_storage'))
+    for name, value in (('data_dir', data_dir), ('backup_dir', backup_dir)):
+        if not os.path.isabs(value):
+            raise PlanError('%s must be an absolute path, got %r.' % (name, value))
+    data_dir, backup_dir = os.path.normpath(data_dir), os.path.normpath(backup_dir)
+    if keep < 1:
+        raise PlanError('keep must be 1 or more (the archive this run writes counts), got %d.' % keep)
+    if not view.isdir(data_dir):
+        raise PlanError('%s does not exist: no k3s data directory there. Give data_dir the --data-dir k3s runs with '
+                        '(k3s_info returns it as data_dir).' % data_dir)
+    real_data, real_backup = view.realpath(data_dir), view.realpath(backup_dir)
+    if _inside(real_backup, real_data):
+        raise PlanError('backup_dir %s is inside the k3s data directory %s; a restore moves parts of it aside and a '
+                        'lost disk takes both. Choose a directory outside it (default %s).'
+                        % (backup_dir, data_dir, DEFAULT_BACKUP_DIR))
+    if view.exists(backup_dir) and not view.isdir(backup_dir):
+        raise PlanError('backup_dir %s exists and is not a directory; choose another path.' % backup_dir)
+
+    db_dir = os.path.join(data_dir, 'server', 'db')
+    state_db = os.path.join(db_dir, 'state.db')
+    token = os.path.join(data_dir, 'server', 'token')
+    storage = os.path.join(data_dir, 'storage')
+    if view.isdir(os.path.join(db_dir, 'etcd')):
+        datastore = 'etcd'
+    elif view.isfile(state_db):
+        datastore = 'sqlite'
+    else:
+        raise PlanError('no datastore in %s: neither %s (SQLite) nor %s/etcd (embedded etcd). A server on an external '
+                        'datastore (datastore-endpoint) keeps its state in that database: back it up there. An agent '
+                        'has no datastore.' % (db_dir, state_db, db_dir), data_dir=data_dir)
+    if not view.isfile(token):
+        raise PlanError('%s is missing: without the token a restored datastore cannot be decrypted (its bootstrap data '
+                        'is encrypted with it). Is %s the data directory of a k3s server?' % (token, data_dir))
+
+    facts = {'data_dir': data_dir, 'backup_dir': backup_dir, 'datastore': datastore, 'host': host, 'keep': keep,
+             'removed': [], 'contents': [], 'rows': 0, 'revision': 0, 'integrity': '', 'size': 0, 'sha256': '',
+             'archive': '', 'sha256_file': '', 'needed_bytes': 0, 'free_bytes': 0, 'snapshot_argv': [],
+             'storage_files': 0}
+    if datastore == 'etcd':
+        name = 'k3s-backup-%s' % safe_host(host)
+        facts['snapshot_name'] = name
+        facts['snapshot_dir'] = os.path.join(db_dir, 'snapshots')
+        facts['snapshot_argv'] = etcd_snapshot_argv(params.get('k3s_binary') or '/usr/local/bin/k3s', data_dir, name)
+        return Plan(facts=facts)
+
+    db_size = sum((view.stat(p).st_size if view.isfile(p) else 0) for p in (state_db, state_db + '-wal'))
+    token_size = view.stat(token).st_size
+    contents = [DB_MEMBER, TOKEN_MEMBER]
+    storage_size = 0
+    if include_storage and view.isdir(storage):
+        storage_size, facts['storage_files'] = tree_size(view, storage)
+        contents.append(STORAGE_MEMBER + '/')
+    # the copy of the datastore (temp) and the archive (compressed, at most about as big as what goes in)
+    needed = 2 * db_size + token_size + storage_size + MARGIN
+    where = _nearest_dir(view, backup_dir)
+    vfs = view.statvfs(where)
+    free = vfs.f_bavail * vfs.f_frsize if vfs is not None else 0
+    facts.update(needed_bytes=needed, free_bytes=free)
+    if vfs is not None and free < needed:
+        raise PlanError('not enough free space for the backup in %s (file system of %s): needed %s (%d bytes: the '
+                        'datastore copy %s twice - the copy, then the archive - %sthe token and 1 MiB of slack), free '
+                        '%s (%d bytes). Nothing was written. Free space there (older archives count: retention '
+                        'removes them only after a new one is written), or give backup_dir a larger file system.'
+                        % (backup_dir, where, human(needed), needed, human(db_size),
+                           ('the storage %s, ' % human(storage_size)) if storage_size else '', human(free), free),
+                        needed_bytes=needed, free_bytes=free)
+    if not view.writable(os.path.join(backup_dir, 'x')):
+        raise PlanError('%s cannot be written (read-only file system or no permission); run as root (become) or '
+                        'choose another backup_dir.' % backup_dir)
+
+    warnings = []
+    mode = view.mode(backup_dir)
+    if mode is not None and mode & 0o077:
+        warnings.append('%s is mode %04o: other users can list (or read) the archives, which hold the cluster\'s secrets '
+                        'and token. chmod 0700 it.' % (backup_dir, mode))
+    name = archive_name(host, now)
+    existing = own_archives(view.listdir(backup_dir) or [], host)
+    if name in existing:
+        raise PlanError('%s already exists in %s (a backup within the same second); run again.' % (name, backup_dir))
+    removed = retention(existing, name, keep)
+    facts.update(archive=os.path.join(backup_dir, name), sha256_file=os.path.join(backup_dir, name + '.sha256'),
+                 contents=contents, removed=[os.path.join(backup_dir, n) for n in removed],
+                 state_db=state_db, token=token, storage=storage if STORAGE_MEMBER + '/' in contents else '',
+                 created=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)))
+    return Plan(facts=facts, warnings=warnings)
+
+
+# -- writing --------------------------------------------------------------------------------------
+def sqlite_copy(source, dest):
+    """Copy SQLite database ``source`` to the new file ``dest`` with the online backup API; check the copy.
+
+    One backup step (``pages=-1``): the source is read under one read transaction, so the copy is
+    one instant of it, its WAL included, whatever kine writes meanwhile. The copy is switched to
+    ``journal_mode=DELETE`` (one self-contained file), then checked: ``PRAGMA integrity_check``
+    must answer ``ok`` and kine's table must be readable. Returns {rows, revision, integrity}.
+    The source is opened read-only; SQLite may create its ``-wal``/``-shm`` when they are missing.
+    """
+    src = sqlite3.connect('file:%s?mode=ro' % quote(source), uri=True, timeout=60)
+    try:
+        dst = sqlite3.connect(dest)
+        try:
+            src.backup(dst)
+            dst.execute('PRAGMA journal_mode=DELETE').fetchall()
+            integrity = [row[0] for row in dst.execute('PRAGMA integrity_check').fetchall()]
+            if integrity != ['ok']:
+                raise BackupError('the copy of %s fails PRAGMA integrity_check: %s. The datastore itself may be damaged; '
+                                  'check it with sqlite3 %s "PRAGMA integrity_check".'
+                                  % (source, '; '.join(str(i) for i in integrity[:5]), source))
+            try:
+                rows, revision = dst.execute('SELECT COUNT(*), COALESCE(MAX(id), 0) FROM %s' % KINE_TABLE).fetchone()
+            except sqlite3.DatabaseError as e:
+                raise BackupError('the copy of %s has no readable %s table (%s): is it kine\'s datastore?'
+                                  % (source, KINE_TABLE, e))
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    return {'rows': int(rows), 'revision': int(revision), 'integrity': 'ok'}
+
+
+def file_sha256(path, chunk=1 << 20):
+    digest = hashlib.sha256()
+    with open(path, 'rb') as f:
+        while True:
+            data = f.read(chunk)
+            if not data:
+                break
+            digest.update(data)
+    return digest.hexdigest()
+
+
+def fsync_dir(path):
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _add_file(tar, host_file, arcname, data=None):
+    """Add a regular file (or ``data`` bytes) as ``arcname``, mode 0600, owned by root."""
+    info = tarfile.TarInfo(arcname)
+    info.mode = 0o600
+    info.uid = info.gid = 0
+    info.uname = info.gname = 'root'
+    if data is None:
+        st = os.stat(host_file)
+        info.size, info.mtime = st.st_size, int(st.st_mtime)
+        with open(host_file, 'rb') as f:
+            tar.addfile(info, f)
+    else:
+        info.size, info.mtime = len(data), int(time.time())
+        tar.addfile(info, io.BytesIO(data))
+
+
+def _storage_filter(info):
+    """Storage members as they are, but owned by number (names may not exist on the restoring node)."""
+    if not (info.isfile() or info.isdir() or info.issym()):
+        return None  # sockets, fifos, devices: not data
+    info.uname = info.gname = ''
+    return info
+
+
+def stale_temps(backup_dir):
+    """Temp directories an earlier, killed backup left in ``backup_dir`` (host path)."""
+    try:
+        names = os.listdir(backup_dir)
+    except OSError:
+        return []
+    return [os.path.join(backup_dir, n) for n in names if n.startswith(TEMP_PREFIX) and n.endswith(TEMP_SUFFIX)]
+
+
+def write_archive(facts, host_path, opener=open):
+    """Write the archive ``facts`` (from :func:`plan`) describe; returns facts updated with what was written.
+
+    ``host_path(node_path)`` maps node paths (``_io`` ROOT). Everything is written in a temp
+    directory in the backup directory, then renamed; on any failure the temp directory, and an
+    archive already renamed, are removed before BackupError is raised. ``opener`` opens the
+    archive's temp file for writing (tests hand in one that runs out of space).
+    """
+    facts = dict(facts)
+    backup_dir = host_path(facts['backup_dir'])
+    made = not os.path.isdir(backup_dir)
+    if made:
+        parent = os.path.dirname(backup_dir)
+        if not os.path.isdir(parent):
+            os.makedirs(parent, 0o755)
+        os.mkdir(backup_dir, 0o700)
+        os.chmod(backup_dir, 0o700)  # whatever the umask
+    for stale in stale_temps(backup_dir):
+        shutil.rmtree(stale, ignore_errors=True)
+    name = os.path.basename(facts['archive'])
+    final = os.path.join(backup_dir, name)
+    final_sum = final + '.sha256'
+    renamed = []
+    tmp = tempfile.mkdtemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=backup_dir)
+    try:
+        copy = os.path.join(tmp, 'state.db')
+        stats = sqlite_copy(host_path(facts['state_db']), copy)
+        os.chmod(copy, 0o600)
+        token = host_path(facts['token'])
+        manifest = {
+            'format': FORMAT, 'host': facts['host'], 'created': facts['created'], 'data_dir': facts['data_dir'],
+            'datastore': 'sqlite', 'rows': stats['rows'], 'revision': stats['revision'], 'integrity': stats['integrity'],
+            'files': {DB_MEMBER: {'size': os.path.getsize(copy), 'sha256': file_sha256(copy)},
+                      TOKEN_MEMBER: {'size': os.path.getsize(token), 'sha256': file_sha256(token)}},
+            'storage': bool(facts.get('storage')),
+        }
+        part = os.path.join(tmp, name)
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        with opener(part, 'wb') as raw:
+            with tarfile.open(fileobj=raw, mode='w:gz') as tar:
+                _add_file(tar, None, MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + '\n').encode())
+                _add_file(tar, copy, DB_MEMBER)
+                _add_file(tar, token, TOKEN_MEMBER)
+                if facts.get('storage'):
+                    tar.add(host_path(facts['storage']), arcname=STORAGE_MEMBER, recursive=True, filter=_storage_filter)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.chmod(part, 0o600)
+        digest = file_sha256(part)
+        size = os.path.getsize(part)
+        sum_part = os.path.join(tmp, name + '.sha256')
+        with opener(sum_part, 'wb') as f:
+            f.write(sha256_line(digest, name).encode())
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(sum_part, 0o600)
+        for path in (final, final_sum):
+            if os.path.lexists(path):
+                raise BackupError('%s appeared while the backup was written; nothing was replaced. Run again.' % path)
+        os.rename(part, final)
+        renamed.append(final)
+        os.rename(sum_part, final_sum)
+        renamed.append(final_sum)
+        fsync_dir(backup_dir)
+    except BaseException as e:
+        for path in renamed:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        shutil.rmtree(tmp, ignore_errors=True)
+        if made:
+            try:
+                os.rmdir(backup_dir)
+            except OSError:
+                pass
+        if isinstance(e, BackupError):
+            raise
+        if isinstance(e, (OSError, sqlite3.Error, tarfile.TarError)):
+            reason = getattr(e, 'strerror', None) or str(e)
+            full = getattr(e, 'errno', None) == errno.ENOSPC or 'disk is full' in str(e)
+            raise BackupError('the backup into %s failed: %s.%s Nothing was left behind (the temp files were removed).'
+                              % (facts['backup_dir'], reason,
+                                 ' The file system is full: free space there or choose another backup_dir.' if full else ''))
+        raise
+    shutil.rmtree(tmp, ignore_errors=True)
+    removed, warnings = [], []
+    for path in facts['removed']:
+        for victim in (path, path + '.sha256'):
+            real = host_path(victim)
+            # only this host's archives (plan checked the name) and regular files
+            try:
+                if ARCHIVE_RE.match(os.path.basename(path)) and os.path.lexists(real) and \
+                        stat.S_ISREG(os.lstat(real).st_mode):
+                    os.unlink(real)
+                    removed.append(victim)
+            except OSError as e:
+                warnings.append('retention could not remove %s: %s; the new archive is written, remove it by hand.'
+                                % (victim, e.strerror or e))
+    facts['warnings'] = warnings
+    facts.update(stats)
+    facts.update(size=size, sha256=digest, removed=removed, contents=facts['contents'])
+    return facts
