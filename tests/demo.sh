@@ -9,8 +9,8 @@
 #   SERVERS=3 AGENTS=2 bash tests/demo.sh
 #   BK3S_PLATFORM=rke2 bash tests/demo.sh    (or kubeadm, with AGENTS=0: no join for workers)
 #   bash tests/demo.sh up               only start the fleet and install the collection
-#   bash tests/demo.sh install|status|uninstall [ansible-playbook args...]
-#                                       run baremetal.k3s.install_csi, .status or .uninstall_csi
+#   bash tests/demo.sh install|status|uninstall|users|backup [ansible-playbook args...]
+#                                       run baremetal.k3s.install_csi, .status, .uninstall_csi, .users or .backup
 #   bash tests/demo.sh down             remove the containers
 # BK3S_FLEET names the fleet (default demo): tests/product.sh runs its own beside it.
 set -euo pipefail
@@ -95,5 +95,6 @@ case "$action" in
   install) user_playbook install_csi "$@" ;;
   status) user_playbook status "$@" ;;
   uninstall) user_playbook uninstall_csi "$@" ;;
-  *) echo "unknown action $action: use up, install, status, uninstall or down (none: up, install, status)" >&2; exit 2 ;;
+  users|backup) user_playbook "$action" "$@" ;;
+  *) echo "unknown action $action: use up, install, status, uninstall, users, backup or down (none: up, install, status)" >&2; exit 2 ;;
 esac

@@ -127,16 +127,28 @@ bk3s_user_venv() {  # sets USER_VENV: a venv holding ansible-core and nothing el
 }
 
 # DIR: build the collection artifact from the checkout and install it offline into DIR, an
-# empty collections path, as README.md tells users to. Prints the artifact's path.
+# empty collections path, as README.md tells users to. Prints the artifact's path. The
+# collections galaxy.yml depends on are put there first, as an offline operator would (here
+# from the `ansible` package of the tests' venv: the same release Galaxy serves).
 bk3s_user_install() {
-  local dir=$1 tree dist
+  local dir=$1 tree dist dep src
   tree=$(bk3s_collection_tree "tree-$(basename "$(dirname "$dir")")") || return 1
   dist="$(dirname "$dir")/dist"
   rm -rf "$dist" "$dir"
   mkdir -p "$dist" "$dir"
+  for dep in $(bk3s_dependencies); do
+    src=$("$VENV/bin/python" -c "import ansible_collections.$dep as m; print(list(m.__path__)[0])") || return 1
+    mkdir -p "$dir/ansible_collections/${dep%%.*}"
+    cp -a "$src" "$dir/ansible_collections/${dep%%.*}/${dep#*.}"
+  done
   "$USER_VENV/bin/ansible-galaxy" collection build "$tree" --output-path "$dist" >/dev/null || return 1
   "$USER_VENV/bin/ansible-galaxy" collection install --offline -p "$dir" "$dist"/baremetal-k3s-*.tar.gz >/dev/null || return 1
   ls "$dist"/baremetal-k3s-*.tar.gz
+}
+
+bk3s_dependencies() {  # the collections galaxy.yml's dependencies name, one per line
+  "$VENV/bin/python" -c 'import sys, yaml; print("\n".join(yaml.safe_load(open(sys.argv[1]))["dependencies"] or {}))' \
+    "$BK3S_ROOT/galaxy.yml"
 }
 
 # DIR: a collections path holding only community.docker, the tests' transport into the node

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The collection as a new user gets it, checked end to end (tests/run.sh stage "product"):
 #  - a venv with only ansible-core at the oldest release meta/runtime.yml allows;
-#  - the built artifact installed offline into an empty collections path (no other collection:
-#    the content declares none; community.docker is only the tests' transport into containers);
+#  - the built artifact installed offline into an empty collections path holding only the
+#    collections galaxy.yml declares (community.docker is only the tests' transport into containers);
 #  - ansible-doc for every module and the role from that installation;
 #  - baremetal.k3s.install_csi (two servers at once: scheduler_extender_serial=2), .status
 #    (table and JSON file), an idempotent re-run, and .uninstall_csi, all by FQCN from outside
 #    the checkout, against 2 k3s servers and 1 agent;
 #  - the nodes hold no Python package beyond what the modules' requirements name, and every
-#    file the collection touched is byte-identical after uninstall.
+#    file the collection touched is byte-identical after uninstall;
+#  - baremetal.k3s.users (keys on the controller through community.crypto, the one declared
+#    dependency) twice, the second changing nothing, and baremetal.k3s.backup fetched and checked.
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -29,8 +31,9 @@ bk3s_log "what the installation holds"
 # only the user's collections path: ANSIBLE_COLLECTIONS_PATH also names the tests' transport
 ANSIBLE_COLLECTIONS_PATH="$work/collections" "$USER_VENV/bin/ansible-galaxy" collection list -p "$work/collections" \
   | tee "$work/collections.txt"
-installed=$(cd "$work/collections/ansible_collections" && printf '%s\n' */*/ | tr / . | sed 's/\.$//')
-[ "$installed" = baremetal.k3s ] || fail "the installation holds $(echo "$installed" | paste -sd' '), not baremetal.k3s alone"
+installed=$(cd "$work/collections/ansible_collections" && printf '%s\n' */*/ | tr / . | sed 's/\.$//' | sort | paste -sd' ')
+expected=$( (echo baremetal.k3s; bk3s_dependencies) | sort | paste -sd' ')
+[ "$installed" = "$expected" ] || fail "the installation holds $installed, not $expected (baremetal.k3s and its dependencies)"
 documented=0
 for f in "$BK3S_ROOT"/plugins/modules/*.py; do
   m=$(basename "$f" .py)
@@ -106,4 +109,24 @@ for s in "${servers[@]}"; do
   }
 done
 echo "uninstall: every file byte-identical on ${#servers[@]} servers"
+
+bk3s_log "day 2 by FQCN: a user by CSR (keys on this controller, community.crypto), a backup"
+rm -rf "$work/kube"
+demo users -e k3s_user_name=product-admin -e '{"k3s_user_groups": ["product-admins"]}' \
+  -e "k3s_user_kube_dir=$work/kube" | tee "$work/users.log"
+grep -q 'product-admin' "$work/users.log" || fail "users.yml did not report the user"
+[ "$(stat -c %a "$work/kube")" = 700 ] || fail "$work/kube is not 0700"
+for f in "$work"/kube/*; do [ "$(stat -c %a "$f")" = 600 ] || fail "$f is not 0600"; done
+demo users -e k3s_user_name=product-admin -e '{"k3s_user_groups": ["product-admins"]}' \
+  -e "k3s_user_kube_dir=$work/kube" | tee "$work/users2.log"
+grep -E '^bk3s-product-' "$work/users2.log" | grep -v ' changed=0 ' && fail "the second users run changed something"
+rm -rf "$work/backups"
+demo backup -e k3s_backup_fetch=true -e "k3s_backup_fetch_dir=$work/backups" | tee "$work/backup.log"
+fetched=0
+for f in "$work"/backups/*/k3s-backup-*.sha256; do
+  (cd "$(dirname "$f")" && sha256sum -c "$(basename "$f")") || fail "the fetched backup $f fails its checksum"
+  fetched=$((fetched + 1))
+done
+[ "$fetched" = "${#servers[@]}" ] || fail "$fetched backups fetched, not ${#servers[@]}"
+echo "day 2: user product-admin added (second run changed nothing), $fetched backups fetched and checked"
 echo "product: all checks passed"
