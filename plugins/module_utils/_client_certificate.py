@@ -41,8 +41,8 @@ import binascii
 import json
 import math
 import re
-import shlex
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 REQUEST_TIMEOUT = 30  # seconds, at most, that one kubectl call may take
@@ -57,12 +57,9 @@ KEY_USAGES = ('signing', 'digital signature', 'content commitment', 'key enciphe
               'server auth', 'client auth', 'code signing', 'email protection', 's/mime', 'ipsec end system',
               'ipsec tunnel', 'ipsec user', 'timestamping', 'ocsp signing', 'microsoft sgc', 'netscape sgc')
 
-_DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
 _SIGNER = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+/[A-Za-z0-9._-]+$')
 _PEM = re.compile(r'-----BEGIN (NEW )?CERTIFICATE REQUEST-----\s*([A-Za-z0-9+/=\s]+?)\s*-----END (NEW )?CERTIFICATE REQUEST-----')
 _CERT_PEM = re.compile(r'-----BEGIN CERTIFICATE-----')
-_SERVER_ERROR = re.compile(r'Error from server \(([A-Za-z]+)\):\s*(.*)')
-_NOT_FOUND = re.compile(r'\(NotFound\)|not found')
 _CONTROL = re.compile(r'[\x00-\x1f\x7f]')
 OID_CN = b'\x55\x04\x03'
 OID_O = b'\x55\x04\x0a'
@@ -70,23 +67,6 @@ OID_O = b'\x55\x04\x0a'
 
 class CertificateError(PlanError):
     """Bad input, a refusal of the API, or a CSR somebody denied; ``msg`` says what to do."""
-
-
-def _quote(argv):
-    return ' '.join(shlex.quote(a) for a in argv)
-
-
-def _first_line(text, limit=500):
-    line = next((l.strip() for l in (text or '').splitlines() if l.strip()), '')
-    return line if len(line) <= limit else line[:limit] + '...'
-
-
-def api_reason(err):
-    """``(reason, message)`` of kubectl's ``Error from server (Reason): message``; ('', first line) for other errors."""
-    m = _SERVER_ERROR.search(err or '')
-    if m:
-        return m.group(1), m.group(2).strip()
-    return '', _first_line(err)
 
 
 # -- the CSR's DER, as far as its subject ------------------------------------------------------------
@@ -197,8 +177,7 @@ def validate(params):
     if params.get('timeout') is None or params['timeout'] < 0:
         raise CertificateError('timeout must be 0 or more seconds, not %r' % (params.get('timeout'),))
     name = params.get('name')
-    if (params.get('csr') or name is not None) and \
-            (not isinstance(name, str) or len(name) > 253 or not _DNS_SUBDOMAIN.match(name)):
+    if (params.get('csr') or name is not None) and not _kubectl.is_dns_subdomain(name):
         raise CertificateError('%r is not a valid CertificateSigningRequest name: use lower-case letters, digits, "-" and '
                                '".", starting and ending with a letter or digit, at most 253 characters' % (name,))
     if not params.get('csr'):
@@ -284,10 +263,10 @@ class Api:
         return rc, out or '', (err or '').strip(), argv
 
     def failed(self, argv, rc, err, what):
-        reason, message = api_reason(err)
+        reason, message = _kubectl.api_reason(err)
         return CertificateError('%s: %s failed (exit %s)%s: %s. Check that the API server answers and that the '
                                 'kubeconfig (%s) may manage certificatesigningrequests and clusterrolebindings.'
-                                % (what, _quote(argv), rc, ' (%s)' % reason if reason else '', message or 'no error output',
+                                % (what, _kubectl.quote(argv), rc, ' (%s)' % reason if reason else '', message or 'no error output',
                                    self.kubeconfig or "kubectl's default"))
 
     def get(self, kind, name):
@@ -299,15 +278,15 @@ class Api:
         try:
             obj = json.loads(out)
         except ValueError as e:
-            raise CertificateError('%s printed no JSON (%s): %r' % (_quote(argv), e, out[:200])) from e
+            raise CertificateError('%s printed no JSON (%s): %r' % (_kubectl.quote(argv), e, out[:200])) from e
         if not isinstance(obj, dict):
-            raise CertificateError('%s printed no object: %r' % (_quote(argv), out[:200]))
+            raise CertificateError('%s printed no object: %r' % (_kubectl.quote(argv), out[:200]))
         return obj
 
     def write(self, verb, obj, what):
         rc, dummy, err, argv = self.run([verb, '-f', '-'], json.dumps(obj, sort_keys=True))
         if rc != 0:
-            reason, message = api_reason(err)
+            reason, message = _kubectl.api_reason(err)
             raise CertificateError('the API refused to %s %s%s: %s. Nothing else was changed; fix what it names and run '
                                    'again.' % (verb, what, ' (%s)' % reason if reason else '', message or 'exit %s' % rc))
 
@@ -319,7 +298,7 @@ class Api:
     def approve(self, name):
         rc, dummy, err, argv = self.run(['certificate', 'approve', name])
         if rc != 0:
-            reason, message = api_reason(err)
+            reason, message = _kubectl.api_reason(err)
             raise CertificateError('the API refused to approve CertificateSigningRequest %s%s: %s. The kubeconfig (%s) '
                                    'needs the verb "update" on certificatesigningrequests/approval and "approve" on '
                                    'the signer (resource signers).'

@@ -34,8 +34,9 @@ import copy
 import json
 import random
 import re
-import shlex
 import time
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 
 try:
     import yaml
@@ -57,12 +58,10 @@ MAX_ATTEMPTS = 20
 REQUEST_TIMEOUT = '30s'
 
 _DNS_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
-_DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
 # kubectl's messages for the API server's status reasons (kubectl prints "Error from server (Reason): ...").
 _CONFLICT = re.compile(r'\(Conflict\)|the object has been modified|Operation cannot be fulfilled')
 _ALREADY_EXISTS = re.compile(r'\(AlreadyExists\)|already exists')
 _NAMESPACE_MISSING = re.compile(r'namespaces? "([^"]*)" not found')
-_NOT_FOUND = re.compile(r'\(NotFound\)|not found')
 
 
 class ReadinessError(Exception):
@@ -98,13 +97,13 @@ class Request:
                                  '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (self.kubectl,))
         if self.state not in ('present', 'absent'):
             raise ReadinessError('state must be present or absent, not %r' % (self.state,))
-        if not isinstance(self.name, str) or len(self.name) > 253 or not _DNS_SUBDOMAIN.match(self.name):
+        if not _kubectl.is_dns_subdomain(self.name):
             raise ReadinessError('%r is not a valid ConfigMap name: use lower-case letters, digits, "-" and ".", '
                                  'starting and ending with a letter or digit, at most 253 characters' % (self.name,))
         if not isinstance(self.namespace, str) or len(self.namespace) > 63 or not _DNS_LABEL.match(self.namespace):
             raise ReadinessError('%r is not a valid namespace name: use lower-case letters, digits and "-", starting and '
                                  'ending with a letter or digit, at most 63 characters' % (self.namespace,))
-        if not isinstance(self.node_name, str) or len(self.node_name) > 253 or not _DNS_SUBDOMAIN.match(self.node_name):
+        if not _kubectl.is_dns_subdomain(self.node_name):
             raise ReadinessError('%r is not a Kubernetes node name: use the name the node registers with, in lower case '
                                  '(k3s_info returns it as "node_name")' % (self.node_name,))
         if self.state == 'present' and not (isinstance(self.kube_scheduler, str) and self.kube_scheduler.strip()):
@@ -181,10 +180,6 @@ def apply_entry(doc, node_name, entry):
 
 
 # -- kubectl ----------------------------------------------------------------------------------
-def _quote(argv):
-    return ' '.join(shlex.quote(a) for a in argv)
-
-
 class Kubectl:
     """The few kubectl commands this module runs, their errors sorted into what to retry and what to report."""
 
@@ -208,7 +203,7 @@ class Kubectl:
         kubeconfig = self.request.kubeconfig or "kubectl's default"
         return ReadinessError('%s failed (exit %s): %s. Check that the API server answers and that the kubeconfig '
                               '(%s) may read and write configmaps in namespace %s.'
-                              % (_quote(argv), rc, err or 'no error output', kubeconfig, self.request.namespace))
+                              % (_kubectl.quote(argv), rc, err or 'no error output', kubeconfig, self.request.namespace))
 
     def namespace_missing(self):
         return NamespaceMissing(
@@ -227,9 +222,9 @@ class Kubectl:
         try:
             obj = json.loads(out)
         except ValueError as e:
-            raise ReadinessError('%s printed no JSON (%s): %r' % (_quote(argv), e, out[:200])) from e
+            raise ReadinessError('%s printed no JSON (%s): %r' % (_kubectl.quote(argv), e, out[:200])) from e
         if not isinstance(obj, dict) or obj.get('kind') != 'ConfigMap':
-            raise ReadinessError('%s printed no ConfigMap: %r' % (_quote(argv), out[:200]))
+            raise ReadinessError('%s printed no ConfigMap: %r' % (_kubectl.quote(argv), out[:200]))
         return obj
 
     def namespace_exists(self):
@@ -250,7 +245,7 @@ class Kubectl:
             raise self.namespace_missing()
         if _CONFLICT.search(err) or _ALREADY_EXISTS.search(err):
             return err
-        if verb == 'replace' and _NOT_FOUND.search(err):
+        if verb == 'replace' and _kubectl.NOT_FOUND.search(err):
             return err  # deleted since it was read: read again, and create it
         raise self._failed(argv, rc, err)
 

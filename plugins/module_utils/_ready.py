@@ -31,30 +31,20 @@ import calendar
 import json
 import math
 import re
-import shlex
 import time
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 REQUEST_TIMEOUT = 10  # seconds, at most, that one kubectl call may take
 READY = 'Ready'
 ETCD_VOTER = 'EtcdIsVoter'
-_DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
 _FAILED_CHECK = re.compile(r'\[-\]([^\s\\]+) failed')
 _NOT_FOUND = re.compile(r'\(NotFound\)|nodes? "[^"]*" not found')
 
 
 class ReadyError(PlanError):
     """Waiting makes no sense (bad input, no kubectl); ``msg`` says what to do."""
-
-
-def _quote(argv):
-    return ' '.join(shlex.quote(a) for a in argv)
-
-
-def _first_line(text, limit=300):
-    line = next((l.strip() for l in (text or '').splitlines() if l.strip()), '')
-    return line if len(line) <= limit else line[:limit] + '...'
 
 
 def validate(params):
@@ -64,7 +54,7 @@ def validate(params):
         raise ReadyError('kubectl must be the kubectl command as a list of non-empty words, for example '
                          '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (kubectl,))
     name = params.get('node_name')
-    if not isinstance(name, str) or len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+    if not _kubectl.is_dns_subdomain(name):
         raise ReadyError('%r is not a Kubernetes node name: use the name the node registers with, in lower case '
                          '(k3s_info returns it as "node_name")' % (name,))
     for key in ('timeout', 'interval'):
@@ -126,7 +116,7 @@ class Waiter:
 
     def _missing(self):
         return ReadyError('kubectl %s was not found on this node (%s). Give the platform\'s kubectl: k3s_info returns it as '
-                          '"kubectl" ([<k3s binary>, kubectl] for k3s).' % (self.kubectl[0], _quote(self.kubectl)))
+                          '"kubectl" ([<k3s binary>, kubectl] for k3s).' % (self.kubectl[0], _kubectl.quote(self.kubectl)))
 
     def _run(self, remaining, *args):
         seconds = max(1, min(REQUEST_TIMEOUT, int(math.ceil(remaining)) if remaining > 0 else 1))
@@ -151,7 +141,7 @@ class Waiter:
         if rc != 0:
             failed = _FAILED_CHECK.findall(err + out)
             state['reason'] = ('the API server is not ready: /readyz reports %s failed' % ', '.join(failed) if failed else
-                               'the API server does not answer /readyz: %s' % (_first_line(err) or 'exit %s' % rc))
+                               'the API server does not answer /readyz: %s' % (_kubectl.first_line(err) or 'exit %s' % rc))
             return state
         state['api_ready'] = True
         rc, out, err = self._run(remaining, 'get', 'node', self.node, '-o', 'json')
@@ -159,7 +149,7 @@ class Waiter:
             if _NOT_FOUND.search(err):
                 state['reason'] = 'node %s is not registered in the API (yet)' % self.node
             else:
-                state['reason'] = 'kubectl get node %s failed: %s' % (self.node, _first_line(err) or 'exit %s' % rc)
+                state['reason'] = 'kubectl get node %s failed: %s' % (self.node, _kubectl.first_line(err) or 'exit %s' % rc)
             return state
         try:
             node = json.loads(out)

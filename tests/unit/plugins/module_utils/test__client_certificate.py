@@ -386,11 +386,6 @@ def test_csr_subject_parsing():
     assert cc.same_request('!!notbase64', der) is False
 
 
-def test_api_reason():
-    assert cc.api_reason('Error from server (Forbidden): nope\n') == ('Forbidden', 'nope')
-    assert cc.api_reason('The connection to the server was refused\n') == ('', 'The connection to the server was refused')
-
-
 def test_name_without_csr_only_reads_and_stops_at_a_denial(api, pem):
     # no object: fine, nothing written but the binding
     facts = run(api, params(None, cluster_role=''))
