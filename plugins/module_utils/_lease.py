@@ -85,7 +85,7 @@ def plan(view, params, now=None, new_owner=None):
     after = (json.dumps(record, sort_keys=True) + '\n').encode()
     if lease is not None:  # ours already: renewing does not count as a change
         after = before
-    facts.update(owner=owner, holder=record['holder'])
+    facts.update(owner=owner, holder=record['holder'], since=record['since'])
     return Plan([Change(path, before, after, mode=0o600)], facts, warnings)
 
 

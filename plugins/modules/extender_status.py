@@ -159,9 +159,12 @@ options:
     type: float
     default: 1200
   interval:
-    description: With O(wait=true), seconds between two checks.
+    description:
+      - With O(wait=true), seconds between two checks. Each check is local to the node (the service manager, the
+        scheduler's health endpoint, one request to the extender), so a short interval costs little and ends the
+        wait soon after the scheduler is ready.
     type: float
-    default: 2
+    default: 0.5
   journal_lines:
     description:
       - How many of the service's last log lines to return in RV(journal) when it is not active
@@ -369,7 +372,7 @@ ARGUMENT_SPEC = dict(
     wait=dict(type='bool', default=False),
     update_timeout=dict(type='float', default=20),
     timeout=dict(type='float', default=1200),
-    interval=dict(type='float', default=2),
+    interval=dict(type='float', default=0.5),
     journal_lines=dict(type='int', default=20),
 )
 

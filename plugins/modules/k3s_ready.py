@@ -65,8 +65,8 @@ options:
     default: 300
   interval:
     description: Seconds between looks.
-    type: int
-    default: 5
+    type: float
+    default: 1
   since:
     description:
       - Seconds since the epoch (C(date +%s)) of a restart. The Node counts as Ready only when the heartbeat of its C(Ready)
@@ -196,7 +196,7 @@ ARGUMENT_SPEC = dict(
     node_name=dict(type='str', required=True),
     etcd_member=dict(type='bool', default=False),
     timeout=dict(type='int', default=300),
-    interval=dict(type='int', default=5),
+    interval=dict(type='float', default=1),
     fail_on_timeout=dict(type='bool', default=True),
     since=dict(type='float'),
 )

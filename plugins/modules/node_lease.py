@@ -97,6 +97,14 @@ holder:
   returned: always
   type: str
   sample: Install CSI Baremetal's scheduler extender
+since:
+  description:
+    - When this holder took the lease, on the node's clock (seconds since the epoch).
+    - Nothing of the holder's run happened on the node before it, so what the node did since then (a restart, log
+      lines) is that run's or later.
+  returned: with O(state=present)
+  type: float
+  sample: 1764028800.123456
 lease_file:
   description: The lease file.
   returned: always

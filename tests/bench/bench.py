@@ -134,11 +134,20 @@ class Runner:
 
     def __init__(self, args):
         self.args = args
+        self.env = dict(os.environ, ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks', ANSIBLE_NOCOLOR='1',
+                        ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', PROFILE_TASKS_TASK_OUTPUT_LIMIT='15',
+                        ANSIBLE_COLLECTIONS_PATH=args.collections)
+
+    def settings(self):
+        """The Ansible settings the figures depend on, as ansible-config reports them here."""
+        config = os.path.join(os.path.dirname(self.args.ansible_playbook), 'ansible-config')
+        out = subprocess.run([config, 'dump'], cwd=self.args.out, env=self.env, capture_output=True, text=True,
+                             check=True).stdout
+        found = dict(re.findall(r'^(ANSIBLE_PIPELINING|DEFAULT_FORKS)\(.*?\) = (.*)$', out, re.M))
+        return {'pipelining': found.get('ANSIBLE_PIPELINING', '?'), 'forks': found.get('DEFAULT_FORKS', '?')}
 
     def run(self, playbook, *extra, name):
-        env = dict(os.environ, ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks', ANSIBLE_NOCOLOR='1',
-                   ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', PROFILE_TASKS_TASK_OUTPUT_LIMIT='15',
-                   ANSIBLE_COLLECTIONS_PATH=self.args.collections)
+        env = self.env
         t0 = time.time()
         res = subprocess.run([self.args.ansible_playbook, '-i', self.args.inventory, playbook] + list(extra),
                              cwd=self.args.out, env=env, capture_output=True, text=True, check=False)
@@ -259,7 +268,9 @@ def table(r):
          r['converge_ratio'] <= TARGETS['converge_ratio']),
     ]
     width = max(len(row[0]) for row in rows)
-    lines = ['%-*s  %-22s %-12s %s' % (width, 'figure', 'value', 'target', 'met')]
+    lines = ['%d servers, %d agents; Ansible pipelining %s, forks %s'
+             % (len(servers), len(agents), r['ansible']['pipelining'], r['ansible']['forks']), '',
+             '%-*s  %-22s %-12s %s' % (width, 'figure', 'value', 'target', 'met')]
     for name, value, target, ok in rows:
         lines.append('%-*s  %-22s %-12s %s' % (width, name, value, target, '' if ok is None else ('yes' if ok else 'NO')))
     lines.append('')
@@ -280,7 +291,7 @@ def main():
     inv = yaml.safe_load(open(args.inventory))['all']['children']
     servers, agents = sorted(inv['server']['hosts']), sorted((inv.get('agent') or {}).get('hosts') or {})
     runner = Runner(args)
-    result = {'servers': servers, 'agents': agents, 'targets': TARGETS}
+    result = {'servers': servers, 'agents': agents, 'targets': TARGETS, 'ansible': runner.settings()}
 
     log('pollers on %d servers' % len(servers))
     for node in servers:

@@ -26,7 +26,9 @@ def take(**kw):
 
 
 def test_take_renew_and_give_back(node):
+    t0 = time.time()
     r = take(holder='play one')
+    assert t0 <= r['since'] <= time.time()
     # no "path" key: AnsibleModule.exit_json would add the file's stat there, its "owner" (root) over the lease's owner
     assert 'path' not in r and r['lease_file'] == LEASE
     assert r['changed'] and r['owner'] and r['files'] == [{'path': LEASE, 'action': 'created', 'backup_file': None}]
@@ -34,6 +36,7 @@ def test_take_renew_and_give_back(node):
     assert data['owner'] == r['owner'] and data['holder'] == 'play one' and node.mode(LEASE) == 0o600
     again = take(owner=r['owner'], holder='play one')
     assert not again['changed'] and again['owner'] == r['owner']
+    assert again['since'] == r['since'] == data['since']  # renewing keeps when the run took it
     back = take(owner=r['owner'], state='absent')
     assert back['changed'] and not node.exists(LEASE) and not node.exists('/run/baremetal-k3s')
     assert not take(owner=r['owner'], state='absent')['changed']
