@@ -41,27 +41,14 @@ GO_DIR = os.path.join(ROOT, 'tests', 'goyaml')
 sys.path.insert(0, GO_DIR)
 import goyaml_cases  # noqa: E402 pylint: disable=wrong-import-position,import-error
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as gy  # noqa: E402 pylint: disable=wrong-import-position
+
 REQUIRE = os.environ.get('BAREMETAL_K3S_REQUIRE_KUBE') == '1'
 CASES = int(os.environ.get('BAREMETAL_K3S_GOYAML_CASES', '600'))
 SEED = int(os.environ.get('BAREMETAL_K3S_GOYAML_SEED', '20260'))
 READERS = ('k3s', 'any', 'strict', 'json')
 
 
-def _import_goyaml():
-    try:
-        from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml  # pylint: disable=import-outside-toplevel
-    except ImportError:
-        farm = os.path.join(tempfile.gettempdir(), 'baremetal-k3s-pytest-%d' % os.getuid())
-        link = os.path.join(farm, 'ansible_collections', 'baremetal', 'k3s')
-        os.makedirs(os.path.dirname(link), exist_ok=True)
-        if not os.path.lexists(link):
-            os.symlink(ROOT, link)
-        sys.path.insert(0, farm)
-        from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml  # pylint: disable=import-outside-toplevel
-    return _goyaml
-
-
-gy = _import_goyaml()
 
 
 # ---------------------------------------------------------------- deliberate refusals

@@ -10,16 +10,19 @@ plain ``pytest`` from a clone does not, so a symlink farm in a temp dir stands i
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import tempfile
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 try:
     import ansible_collections.baremetal.k3s.plugins  # noqa: F401 pylint: disable=unused-import
 except ImportError:
-    _farm = os.path.join(tempfile.gettempdir(), 'baremetal-k3s-pytest-%d' % os.getuid())
+    # one farm per checkout: two checkouts tested at once must not re-point each other's link
+    _farm = os.path.join(tempfile.gettempdir(), 'baremetal-k3s-pytest-%d-%s'
+                         % (os.getuid(), hashlib.sha256(_ROOT.encode()).hexdigest()[:10]))
     _link = os.path.join(_farm, 'ansible_collections', 'baremetal', 'k3s')
     os.makedirs(os.path.dirname(_link), exist_ok=True)
     if os.path.realpath(_link) != os.path.realpath(_ROOT):
