@@ -63,7 +63,7 @@ class ApplyError(Exception):
 
 def node_view(module):
     """The :class:`View` of the node this module runs on: files under :data:`ROOT`, commands through the module."""
-    def runner(argv):
+    def runner(argv, stdin=None):
         exe = argv[0]
         if os.path.isabs(exe):
             real = host_path(ROOT, exe)
@@ -74,7 +74,9 @@ def node_view(module):
             exe = module.get_bin_path(exe)
             if exe is None:
                 return None, '', ''
-        return module.run_command([exe] + list(argv[1:]), environ_update={'LC_ALL': 'C', 'TZ': 'UTC'})
+        # argv as given: no ~ or $VAR expansion of arguments (a path or a manifest may hold either)
+        return module.run_command([exe] + list(argv[1:]), data=stdin, binary_data=True, expand_user_and_vars=False,
+                                  environ_update={'LC_ALL': 'C', 'TZ': 'UTC'})
 
     return View(root=ROOT, runner=runner, which=module.get_bin_path)
 

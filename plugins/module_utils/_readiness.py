@@ -197,6 +197,9 @@ class Kubectl:
 
     def _run(self, argv, stdin=None):
         rc, out, err = self.runner(argv, stdin)
+        if rc is None:
+            raise ReadinessError('kubectl %s was not found on this node (or is not executable). Give the platform\'s '
+                                 'kubectl: k3s_info returns it as "kubectl".' % self.request.kubectl[0])
         return rc, out or '', (err or '').strip()
 
     def _failed(self, argv, rc, err):

@@ -33,9 +33,10 @@ class ViewError(Exception):
 class View:
     """Read-only access to the node under ``root`` (``/`` on a real node).
 
-    ``runner(argv) -> (rc, stdout, stderr)`` runs a read-only command (rc None when the
-    program does not exist); ``which(name)`` finds a program on the node's PATH. Both are
-    optional: without them every command counts as missing.
+    ``runner(argv[, stdin]) -> (rc, stdout, stderr)`` runs a command that leaves the node's files
+    alone (``systemctl show``, ``journalctl``, ``kubectl``: what kubectl changes is the cluster's),
+    rc None when the program does not exist; ``which(name)`` finds a program on the node's PATH.
+    Both are optional: without them every command counts as missing.
     """
 
     MAX_SYMLINKS = 40
@@ -272,11 +273,14 @@ class View:
         return btime + stat['starttime'] / float(clk_tck())
 
     # -- commands ---------------------------------------------------------------------------
-    def run(self, argv):
-        """``(rc, stdout, stderr)`` of a read-only command; rc None when the program is missing."""
+    def run(self, argv, stdin=None):
+        """``(rc, stdout, stderr)`` of a command, with ``stdin`` (bytes or text) on its input when given;
+        rc None when the program is missing."""
         if self._runner is None:
             return None, '', ''
-        return self._runner(list(argv))
+        if stdin is None:
+            return self._runner(list(argv))
+        return self._runner(list(argv), stdin)
 
     def which(self, name):
         """The node path of program ``name`` on its PATH, None when there is none."""

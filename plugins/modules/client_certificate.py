@@ -206,23 +206,12 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def _runner(module, view):
-    """kubectl through AnsibleModule.run_command, the node's path of an absolute program; argv untouched, stdin as given."""
-    def run(argv, stdin=None):
-        argv = list(argv)
-        if argv[0].startswith('/'):
-            argv[0] = view.host_path(argv[0])
-        return module.run_command(argv, data=stdin, binary_data=True, expand_user_and_vars=False,
-                                  environ_update={'LC_ALL': 'C'})
-    return run
-
-
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
                            required_by={'csr': 'name'})
     view = _io.node_view(module)
     try:
-        plan = client_certificate.plan(view, _runner(module, view), module.params, check_mode=module.check_mode)
+        plan = client_certificate.plan(view, view.run, module.params, check_mode=module.check_mode)
     except PlanError as e:
         module.fail_json(msg=e.msg, **e.details)
     changed = plan.facts.pop('changed')

@@ -145,29 +145,22 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _readiness as readiness
 
 
-def _runner(module):
-    """kubectl through AnsibleModule.run_command: argv as given (no ~ or $VAR expansion), stdin as given."""
-    def run(argv, stdin=None):
-        return module.run_command(argv, data=stdin, binary_data=True, expand_user_and_vars=False,
-                                  environ_update={'LC_ALL': 'C'})
-    return run
-
-
-def _check_files(module, params):
+def _check_files(module, view, params):
     """Fail, before anything runs, on a kubectl or kubeconfig that is not on the node."""
     kubectl = params['kubectl']
     if kubectl and os.path.isabs(kubectl[0]):
-        if not (os.path.isfile(kubectl[0]) and os.access(kubectl[0], os.X_OK)):
+        if not (view.isfile(kubectl[0]) and os.access(view.host_path(kubectl[0]), os.X_OK)):
             module.fail_json(msg='kubectl %s is not an executable file on this node. Give the platform\'s kubectl (k3s_info '
                                  'returns it as "kubectl"; the role\'s scheduler_extender_kubectl overrides it).' % kubectl[0])
-    elif kubectl and kubectl[0] and module.get_bin_path(kubectl[0]) is None:
+    elif kubectl and kubectl[0] and view.which(kubectl[0]) is None:
         module.fail_json(msg='kubectl %s is not on the PATH of this node. Give its absolute path (k3s_info returns the '
                              'platform\'s as "kubectl").' % kubectl[0])
     kubeconfig = params['kubeconfig']
-    if kubeconfig and not os.path.isfile(kubeconfig):
+    if kubeconfig and not view.isfile(kubeconfig):
         module.fail_json(msg='kubeconfig %s does not exist on this node. Give the platform\'s admin kubeconfig '
                              '(k3s_info returns it as "admin_kubeconfig").' % kubeconfig)
 
@@ -196,9 +189,10 @@ def main():
             kube_scheduler=params['kube_scheduler'], restarted=params['restarted'])
     except readiness.ReadinessError as e:
         module.fail_json(msg=e.msg)
-    _check_files(module, params)
+    view = _io.node_view(module)
+    _check_files(module, view, params)
     try:
-        result = readiness.publish(_runner(module), request, check_mode=module.check_mode)
+        result = readiness.publish(view.run, request, check_mode=module.check_mode)
     except readiness.ReadinessError as e:
         module.fail_json(msg=e.msg)
     diff = result.pop('diff')

@@ -420,6 +420,12 @@ def test_other_kubectl_failures_name_the_command_and_stderr():
     assert 'exit 1' in e.value.msg and 'was refused' in e.value.msg and 'may read and write configmaps' in e.value.msg
 
 
+def test_a_missing_kubectl_is_named():
+    with pytest.raises(readiness.ReadinessError) as e:
+        readiness.publish(lambda argv, stdin=None: (None, '', ''), request())
+    assert e.value.msg.startswith('kubectl /usr/local/bin/k3s was not found on this node')
+
+
 def test_forbidden_write_is_reported(api):
     def forbidden(argv, stdin=None):
         if 'create' in argv:

@@ -194,7 +194,9 @@ class FakeNode:
             return '/usr/bin/' + name
         return None
 
-    def run(self, argv):
+    def run(self, argv, stdin=None):
+        """A command through the view: systemctl show from ``units``, else ``commands[argv[0] or its name]``
+        (called with ``stdin`` as a second argument when the module gave one)."""
         self.calls.append(list(argv))
         name = os.path.basename(argv[0])
         if name == 'systemctl' and argv[1:2] == ['show'] and self.units is not None:
@@ -205,7 +207,7 @@ class FakeNode:
         handler = self.commands.get(argv[0]) or self.commands.get(name)
         if handler is None:
             return None, '', ''
-        return handler(argv)
+        return handler(argv) if stdin is None else handler(argv, stdin)
 
 
 @pytest.fixture

@@ -2,9 +2,9 @@
 # Copyright (c) 2026, baremetal.k3s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Tests of the client_certificate module's wiring: its real main() on fake_node, kubectl through run_command.
+"""Tests of the client_certificate module's wiring: its real main() on fake_node, kubectl through the view.
 
-The API is the fake of test__client_certificate behind AnsibleModule.run_command; the logic
+The API is the fake of test__client_certificate behind fake_node's k3s command; the logic
 itself is tested there.
 """
 
@@ -13,8 +13,6 @@ from __future__ import annotations
 import base64
 
 import pytest
-
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.modules import client_certificate
 from ansible_collections.baremetal.k3s.tests.unit.plugins.module_utils.test__client_certificate import (
@@ -40,24 +38,15 @@ class Clock:
 
 
 class Node(FakeNode):
-    """fake_node with the k3s binary and admin kubeconfig, and the fake API behind run_command."""
+    """fake_node with the k3s binary and admin kubeconfig, and the fake API behind its k3s command."""
 
     def __init__(self, root, monkeypatch):
         super().__init__(root, monkeypatch)
         self.clock = Clock()
-        self.write(K3S, '#!/bin/sh\nexit 99\n', 0o755)  # never run: run_command is replaced
+        self.write(K3S, '#!/bin/sh\nexit 99\n', 0o755)  # never run: the view runs commands[K3S]
         self.write(KUBECONFIG, 'apiVersion: v1\nkind: Config\n', 0o600)
         self.api = FakeApi()
-        self.run_kwargs = []
-        node = self
-
-        def run_command(module, args, **kw):
-            node.run_kwargs.append(kw)
-            argv = list(args)
-            assert argv[0] == node.p(K3S), argv  # the tree's k3s: the node path mapped through _io.ROOT
-            return node.api.runner([K3S] + argv[1:], kw.get('data'))
-
-        monkeypatch.setattr(AnsibleModule, 'run_command', run_command)
+        self.commands[K3S] = lambda argv, stdin=None: self.api.runner(argv, stdin)
 
 
 @pytest.fixture(name='node')
@@ -85,8 +74,6 @@ def test_signs_then_changes_nothing(node, pem):
     # the defaults of the options reach the API
     assert stored['signerName'] == 'kubernetes.io/kube-apiserver-client' and stored['expirationSeconds'] == 31536000
     assert stored['usages'] == ['client auth']
-    # kubectl gets its arguments untouched and the JSON as given
-    assert all(kw.get('expand_user_and_vars') is False and kw.get('binary_data') is True for kw in node.run_kwargs)
     node.api.calls = []
     r = module_ok(client_certificate, args(pem))
     assert not r['changed'] and r['csr_action'] == 'unchanged' and r['certificate'] == cert_pem(1)

@@ -174,8 +174,8 @@ class RecordingModule:
     def get_bin_path(self, name):
         return self.node.which(name)
 
-    def run_command(self, argv, environ_update=None):
-        self.runs.append((list(argv), environ_update))
+    def run_command(self, argv, **kw):
+        self.runs.append((list(argv), kw))
         return self.node.run(argv)
 
 
@@ -200,9 +200,11 @@ def test_ready_k3s_systemd(node, extender):
     node.write('/usr/bin/systemctl', '', mode=0o755)
     module = RecordingModule(node)
     _extender_status.status(REAL_NODE_VIEW(module), params(args(extender)))
-    cmd, env = module.runs[0]
+    cmd, kw = module.runs[0]
     assert cmd[0] == node.p('/usr/bin/systemctl') and cmd[1:3] == ['show', 'k3s']
-    assert env['TZ'] == 'UTC'
+    assert kw['environ_update']['TZ'] == 'UTC'
+    # arguments reach the program as given: no ~ or $VAR expansion; stdin (none here) as given
+    assert kw['expand_user_and_vars'] is False and kw['binary_data'] is True and kw['data'] is None
 
 
 def test_not_restarted_and_extender_down_is_reported_not_failed(node):
