@@ -49,8 +49,6 @@ SEED = int(os.environ.get('BAREMETAL_K3S_GOYAML_SEED', '20260'))
 READERS = ('k3s', 'any', 'strict', 'json')
 
 
-
-
 # ---------------------------------------------------------------- deliberate refusals
 def _root_is_sequence(text):
     try:
