@@ -5,30 +5,26 @@
 """Make ``ansible_collections.baremetal.k3s`` importable from a plain checkout.
 
 ansible-test places the collection under ``ansible_collections/baremetal/k3s`` itself;
-plain ``pytest`` from a clone does not, so a symlink farm in a temp dir stands in.
+plain ``pytest`` from a clone does not, so a symlink farm in a temp dir stands in
+(tests/collection_farm.py). The same farm is the ``collections_path`` fixture: an
+ANSIBLE_COLLECTIONS_PATH for tests that run Ansible.
 """
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import os
-import sys
-import tempfile
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import pytest
 
-try:
-    import ansible_collections.baremetal.k3s.plugins  # noqa: F401 pylint: disable=unused-import
-except ImportError:
-    # one farm per checkout: two checkouts tested at once must not re-point each other's link
-    _farm = os.path.join(tempfile.gettempdir(), 'baremetal-k3s-pytest-%d-%s'
-                         % (os.getuid(), hashlib.sha256(_ROOT.encode()).hexdigest()[:10]))
-    _link = os.path.join(_farm, 'ansible_collections', 'baremetal', 'k3s')
-    os.makedirs(os.path.dirname(_link), exist_ok=True)
-    if os.path.realpath(_link) != os.path.realpath(_ROOT):
-        if os.path.lexists(_link):
-            os.unlink(_link)
-        os.symlink(_ROOT, _link)
-    sys.path.insert(0, _farm)
-    for _name in [n for n in sys.modules if n == 'ansible_collections' or n.startswith('ansible_collections.')]:
-        del sys.modules[_name]
+_SPEC = importlib.util.spec_from_file_location(
+    'bk3s_collection_farm', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'collection_farm.py'))
+collection_farm = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(collection_farm)
+collection_farm.make_importable()
+
+
+@pytest.fixture(name='collections_path')
+def fixture_collections_path():
+    """ANSIBLE_COLLECTIONS_PATH that resolves baremetal.k3s to this checkout."""
+    return collection_farm.farm()

@@ -49,20 +49,11 @@ KIND = 'KubeSchedulerConfiguration'
 
 def import_model():
     """``_scheduler_config`` from this checkout (through a symlink farm when not installed)."""
-    try:
-        from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config  # pylint: disable=import-outside-toplevel
-        return _scheduler_config
-    except ImportError:
-        farm = os.path.join(tempfile.gettempdir(), 'baremetal-k3s-differential-%d' % os.getuid())
-        link = os.path.join(farm, 'ansible_collections', 'baremetal', 'k3s')
-        os.makedirs(os.path.dirname(link), exist_ok=True)
-        if not os.path.lexists(link):
-            os.symlink(ROOT, link)
-        sys.path.insert(0, farm)
-        for name in [n for n in sys.modules if n == 'ansible_collections' or n.startswith('ansible_collections.')]:
-            del sys.modules[name]
-        from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config  # pylint: disable=import-outside-toplevel
-        return _scheduler_config
+    sys.path.insert(0, os.path.join(ROOT, 'tests'))
+    import collection_farm  # pylint: disable=import-outside-toplevel,import-error
+    collection_farm.make_importable()
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config  # pylint: disable=import-outside-toplevel
+    return _scheduler_config
 
 
 # ---------------------------------------------------------------- the scheduler command

@@ -25,12 +25,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 import pytest
 import yaml
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _readiness as readiness
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -54,33 +55,6 @@ if not (KUBE_DIR and os.access(os.path.join(KUBE_DIR, 'k3s'), os.X_OK)):
 KUBECTL = ['/usr/local/bin/k3s', 'kubectl']
 KUBECONFIG = '/etc/rancher/k3s/k3s.yaml'
 WRITERS = 6
-
-
-def _collection_path():
-    """A collections path that resolves baremetal.k3s to this checkout (a symlink farm in a temp dir)."""
-    farm = os.path.join(tempfile.gettempdir(), 'baremetal-k3s-readiness-race-%d' % os.getuid())
-    link = os.path.join(farm, 'ansible_collections', 'baremetal', 'k3s')
-    os.makedirs(os.path.dirname(link), exist_ok=True)
-    if os.path.realpath(link) != os.path.realpath(ROOT):
-        if os.path.lexists(link):
-            os.unlink(link)
-        os.symlink(ROOT, link)
-    return farm
-
-
-def _import_readiness():
-    try:
-        from ansible_collections.baremetal.k3s.plugins.module_utils import _readiness  # pylint: disable=import-outside-toplevel
-        return _readiness
-    except ImportError:
-        sys.path.insert(0, _collection_path())
-        for name in [n for n in sys.modules if n == 'ansible_collections' or n.startswith('ansible_collections.')]:
-            del sys.modules[name]
-        from ansible_collections.baremetal.k3s.plugins.module_utils import _readiness  # pylint: disable=import-outside-toplevel
-        return _readiness
-
-
-readiness = _import_readiness()
 
 
 def docker(*args, check=True, stdin=None, timeout=120):
@@ -234,7 +208,7 @@ def test_what_the_api_server_answers(node):
         assert 'namespace no-such-namespace does not exist' in e.value.msg
 
 
-def _ansible(tmp_path, node, state, hosts, check=False):
+def _ansible(tmp_path, collections_path, node, state, hosts, check=False):
     """Run the module on ``hosts`` (inventory names, one node name each) at once; {host: result}."""
     inventory = tmp_path / 'inventory.yml'
     inventory.write_text(yaml.safe_dump({'all': {'hosts': {h: {} for h in hosts}, 'vars': {
@@ -242,7 +216,7 @@ def _ansible(tmp_path, node, state, hosts, check=False):
         'ansible_python_interpreter': '/usr/bin/python3'}}}))
     args = {'kubectl': KUBECTL, 'kubeconfig': KUBECONFIG, 'name': 'race-ansible', 'node_name': '{{ inventory_hostname }}',
             'kube_scheduler': 'k3s@{{ inventory_hostname }}', 'restarted': True, 'state': state}
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=_collection_path(), ANSIBLE_STDOUT_CALLBACK='json',
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path, ANSIBLE_STDOUT_CALLBACK='json',
                ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_HOST_KEY_CHECKING='0', ANSIBLE_NOCOLOR='1')
     argv = [os.path.join(os.path.dirname(sys.executable), 'ansible'), 'all', '-i', str(inventory), '--forks', str(len(hosts)),
             '-m', 'baremetal.k3s.readiness_configmap', '-a', json.dumps(args)] + (['--check'] if check else [])
@@ -251,14 +225,14 @@ def _ansible(tmp_path, node, state, hosts, check=False):
     return json.loads(out.stdout)['plays'][0]['tasks'][0]['hosts']
 
 
-def test_module_through_ansible_on_many_hosts_at_once(node, tmp_path):
+def test_module_through_ansible_on_many_hosts_at_once(node, tmp_path, collections_path):
     hosts = ['edge-%d' % i for i in range(WRITERS)]
-    results = _ansible(tmp_path, node, 'present', hosts)
+    results = _ansible(tmp_path, collections_path, node, 'present', hosts)
     assert all(results[h]['changed'] for h in hosts), results
     assert node_names(configmap(node, 'race-ansible')) == hosts
     sys.stdout.write('attempts through ansible: %s\n' % sorted(r['attempts'] for r in results.values()))
-    assert not any(r['changed'] for r in _ansible(tmp_path, node, 'present', hosts).values())
-    assert all(r['changed'] for r in _ansible(tmp_path, node, 'absent', hosts[::2], check=True).values())
+    assert not any(r['changed'] for r in _ansible(tmp_path, collections_path, node, 'present', hosts).values())
+    assert all(r['changed'] for r in _ansible(tmp_path, collections_path, node, 'absent', hosts[::2], check=True).values())
     assert node_names(configmap(node, 'race-ansible')) == hosts
-    _ansible(tmp_path, node, 'absent', hosts[::2])
+    _ansible(tmp_path, collections_path, node, 'absent', hosts[::2])
     assert node_names(configmap(node, 'race-ansible')) == hosts[1::2]

@@ -30,6 +30,8 @@ import time
 
 import pytest
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit as su
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
@@ -45,23 +47,6 @@ if not IMAGE:
     pytest.skip('BAREMETAL_K3S_IMAGE_SYSTEMD is not set (set it to a Debian image with systemd to run this oracle)',
                 allow_module_level=True)
 
-
-def _import_parser():
-    try:
-        from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit  # pylint: disable=import-outside-toplevel
-        return _systemd_unit
-    except ImportError:
-        farm = os.path.join(os.environ.get('TMPDIR', '/tmp'), 'baremetal-k3s-oracle-%d' % os.getuid())
-        link = os.path.join(farm, 'ansible_collections', 'baremetal', 'k3s')
-        os.makedirs(os.path.dirname(link), exist_ok=True)
-        if not os.path.lexists(link):
-            os.symlink(ROOT, link)
-        sys.path.insert(0, farm)
-        from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit  # pylint: disable=import-outside-toplevel
-        return _systemd_unit
-
-
-su = _import_parser()
 
 ARG_SETS = [
     [], ['--disable=traefik'], ["--node-label=it's"], ['a b', 'x  y'], ['--flag="q"', '=', ''],
