@@ -196,16 +196,19 @@ def insert_flags(argv, flags):
     return list(argv)
 
 
-def flag_values(argv, name):
-    """Values given to flag ``name`` (without dashes) in ``argv``, in order (``--name=v``, ``--name v``, ``-name=v``)."""
+def flag_values(argv, *names):
+    """Values given to the flag ``names`` (a flag and its aliases, without dashes) in ``argv``, in order.
+
+    ``--name=v``, ``--name v``, ``-name=v``, any alias alike: ``flag_values(argv, 'data-dir', 'd')``.
+    """
+    flags = [dash + name for name in names for dash in ('--', '-')]
     values = []
     i = 0
     while i < len(argv):
         arg = argv[i]
         if arg == '--':
             break
-        for dash in ('--', '-'):
-            flag = dash + name
+        for flag in flags:
             if arg == flag:
                 if i + 1 < len(argv):
                     values.append(argv[i + 1])

@@ -82,9 +82,7 @@ def kubeadm_kubectl(view):
 
 
 def _last_flag(args, *names):
-    values = []
-    for name in names:
-        values = values or k3s_config.flag_values(args, name)
+    values = k3s_config.flag_values(args, *names)
     return values[-1] if values else ''
 
 
@@ -128,7 +126,8 @@ def gather_service(view, service):
     env_prefix = platform.upper() + '_'
     names = k3s_config.flag_values(k3s_args[1:], 'node-name')
     node_name = names[-1] if names else (init.env.get(env_prefix + 'NODE_NAME') or hostname)
-    data_dir = _last_flag(k3s_args[1:], 'data-dir', 'd') or DATA_DIRS[platform]
+    # k3s's order: the flag (command line or config files), then its variable K3S_DATA_DIR, then the default
+    data_dir = _last_flag(k3s_args[1:], 'data-dir', 'd') or init.env.get(env_prefix + 'DATA_DIR') or DATA_DIRS[platform]
     admin = _last_flag(k3s_args[1:], 'write-kubeconfig', 'o') or init.env.get(env_prefix + 'KUBECONFIG_OUTPUT') \
         or ADMIN_KUBECONFIGS[platform]
 

@@ -210,6 +210,17 @@ def test_env_file_config_path_and_node_name(node):
     assert r['scheduler_config'] == '' and r['node_name'] == 'env-node'
 
 
+def test_data_dir_from_the_flag_the_config_files_or_k3s_data_dir(node):
+    unit = node.install()
+    node.write(unit + '.env', 'K3S_DATA_DIR=/srv/env-data\n')
+    r = ok()
+    assert r['data_dir'] == '/srv/env-data' and r['scheduler_kubeconfig'] == '/srv/env-data/server/cred/scheduler.kubeconfig'
+    node.write('/etc/rancher/k3s/config.yaml.d/10-data.yaml', 'data-dir: /srv/file-data\n')
+    assert ok()['data_dir'] == '/srv/file-data'  # a flag (from a file too) wins over the variable
+    node.install(args=['-d', '/srv/flag-data'])
+    assert ok()['data_dir'] == '/srv/flag-data'
+
+
 def test_node_name_flag_wins(node):
     node.install(args=['--node-name', 'Worker-7'], command='agent')
     assert ok({'service': 'k3s-agent'})['node_name'] == 'worker-7'
