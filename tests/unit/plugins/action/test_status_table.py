@@ -116,8 +116,18 @@ def test_writes_the_same_data_as_json(fake_display, tmp_path):
 
 def test_json_is_written_in_check_mode_too(fake_display, tmp_path):
     path = tmp_path / 'status.json'
-    result = run({'hosts': HOSTS, 'json_path': str(path)}, check_mode=True)
-    assert path.exists() and result['changed'] is False
+    result = run({'hosts': HOSTS, 'configmap': CONFIGMAP, 'json_path': str(path)}, check_mode=True)
+    assert result['changed'] is False and result['json_path'] == str(path)
+    # the whole report, as the run returns it and as a run outside check mode writes it
+    data = json.loads(path.read_text())
+    assert data == {'nodes': result['nodes'], 'readiness_configmap': result['readiness_configmap'],
+                    'summary': result['summary']}
+    assert [n['node'] for n in data['nodes']] == HOSTS and data['summary'] == '1 of 3 servers ready'
+    assert data['readiness_configmap']['found'] is True
+    normal = tmp_path / 'normal.json'
+    run({'hosts': HOSTS, 'configmap': CONFIGMAP, 'json_path': str(normal)})
+    assert json.loads(normal.read_text()) == data
+    assert leftovers(tmp_path) == []
 
 
 def test_existing_json_keeps_its_mode(fake_display, tmp_path):

@@ -61,9 +61,18 @@ def test_a_lease_left_by_a_killed_run_is_taken_over(node):
     assert json.loads(node.read(LEASE))['holder'] == 'new run'
 
 
-def test_an_unreadable_lease_counts_as_stale(node):
-    node.write(LEASE, 'garbage')
-    assert take()['changed']
+@pytest.mark.parametrize('left', ['garbage', '["not", "a", "lease"]', ''])
+def test_an_unreadable_lease_counts_as_stale(node, left):
+    node.write(LEASE, left)
+    r = take(holder='new run')
+    assert r['changed'] and r['holder'] == 'new run' and r['owner']
+    # the file now names the new holder, with the owner the run was given back
+    data = json.loads(node.read(LEASE))
+    assert data['holder'] == 'new run' and data['owner'] == r['owner'] and data['since'] == r['since']
+    # the take-over is said, naming what was there
+    assert any('took over the lease' in w and 'unknown' in w for w in r['warnings']), r['warnings']
+    # it is the new run's lease now: a third run is refused, naming it
+    assert 'held by new run' in module_fail(node_lease, {'name': 'scheduler_extender', 'timeout': 0, 'holder': 'third run'})
 
 
 def test_check_mode_takes_nothing(node):
