@@ -312,8 +312,10 @@ class ExtenderStatus:
         p = self.p
         clock = self.view.clock
         start = clock.monotonic()
+        attempts = 0
         while True:
             snap = self.observe()
+            attempts += 1
             elapsed = clock.monotonic() - start
             if snap['ready'] or snap['crash_loop'] or not p['wait']:
                 break
@@ -333,7 +335,7 @@ class ExtenderStatus:
             platform=self.platform, init=self.init, service=self.service,
             node_name=self.node, changed_at=sc.to_iso(self.since),
             kube_scheduler=('%s@%s' % (self.service, self.node)) if self.platform == 'k3s' else 'kube-scheduler-%s' % self.node,
-            elapsed=round(clock.monotonic() - start, 3),
+            elapsed=round(clock.monotonic() - start, 3), attempts=attempts,
         )
         if snap['active_state'] != 'active' or snap['crash_loop']:
             snap['journal'] = self.journal()

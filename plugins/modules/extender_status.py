@@ -330,6 +330,11 @@ elapsed:
   returned: always
   type: float
   sample: 12.4
+attempts:
+  description: How many times the module looked (V(1) without O(wait)); more than one means it waited through a state that was not ready.
+  returned: always
+  type: int
+  sample: 3
 msg:
   description: A one-line summary; what is missing when not ready.
   returned: always

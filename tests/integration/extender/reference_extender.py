@@ -230,8 +230,12 @@ class Handler(BaseHTTPRequestHandler):
         if mode == 'slow':
             time.sleep(seconds)
         if mode == 'error500':
+            try:
+                pod = pod_ref(json.loads(body.decode('utf-8')))
+            except (ValueError, AttributeError):
+                pod = None
             settings.record({'time': time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime()) + 'Z', 'verb': verb,
-                             'pod': None, 'nodes': None, 'result': {'status': 500}})
+                             'pod': pod, 'nodes': None, 'result': {'status': 500}})
             self._send(500, b'reference extender: error500 mode\n', 'text/plain')
             return
         status, result, entry = answer(verb, body, settings)

@@ -149,7 +149,7 @@ def test_over_http_with_log_and_modes(server):
     lines = [json.loads(line) for line in (tmp_path / 'log.jsonl').read_text().splitlines()]
     assert [(e['verb'], e['nodes']) for e in lines] == [('filter', ['good', 'bad']), ('filter', None), ('prioritize', ['good'])]
     assert lines[0]['result']['FailedNodes'] == {'bad': 'node bad is rejected by the reference extender'}
-    assert lines[1]['result'] == {'status': 500}
+    assert lines[1]['result'] == {'status': 500} and lines[1]['pod'] == lines[0]['pod']  # whose call got the 500
     assert all(set(e) == {'time', 'verb', 'pod', 'nodes', 'result'} for e in lines)
     conn = http.client.HTTPConnection('127.0.0.1', port, timeout=5)
     conn.request('GET', '/healthz')

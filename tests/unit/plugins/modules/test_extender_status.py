@@ -259,7 +259,7 @@ def test_wait_becomes_ready_part_way(node, extender):
     assert result['restarted'] is True
     assert result['main_pid'] == 3000
     assert result['elapsed'] == pytest.approx(6, abs=0.5)
-    assert node.clock.sleeps == [2, 2, 2]
+    assert node.clock.sleeps == [2, 2, 2] and result['attempts'] == len(looks) == 4
 
 
 def test_wait_restart_not_seen_within_update_timeout(node, extender):
@@ -268,7 +268,7 @@ def test_wait_restart_not_seen_within_update_timeout(node, extender):
     assert result['ready'] is False
     assert result['restarted'] is False
     assert result['msg'].startswith('restart not seen within update_timeout (10.0 s): not ready: the scheduler started at')
-    assert node.clock.sleeps == [3, 3, 3, 1]
+    assert node.clock.sleeps == [3, 3, 3, 1] and result['attempts'] == 5
     assert result['elapsed'] == pytest.approx(10, abs=0.5)
 
 
