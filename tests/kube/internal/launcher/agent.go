@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"strings"
@@ -62,9 +63,13 @@ func runAgent(argv []string, fl flavor) int {
 }
 
 // startJoin checks the agent's --token and --server as k3s does and runs
-// its node agent in the background; READY=1 follows the registration.
+// its node agent in the background; READY=1 follows the registration. A
+// --token-file replaces --token and is waited for (tokenArg).
 func startJoin(ctx context.Context, fl flavor, v *configfile.Values, st *stateFile) (int, string) {
-	tok, err := readTokenArg(v, "token")
+	tok, err := tokenArg(ctx, v, "token", waitingForFile(st))
+	if errors.Is(err, errSignal) {
+		return 0, "" // the caller sees ctx done and exits 0
+	}
 	if err != nil {
 		return 1, err.Error()
 	}

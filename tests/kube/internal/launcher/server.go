@@ -181,7 +181,7 @@ func (s *server) start(name string, path string, args []string) (*child, error) 
 // through it, certificates, token files, kubeconfigs and the supervisor.
 func (s *server) prepare(ctx context.Context) error {
 	var err error
-	if s.tok, err = resolveServerToken(s.v, s.serverDir); err != nil {
+	if s.tok, err = resolveServerToken(ctx, s.v, s.serverDir, waitingForFile(s.st)); err != nil {
 		return err
 	}
 	s.ds = planDatastore(s.v, s.serverDir)

@@ -71,8 +71,9 @@ func TestControllerManagerArgs(t *testing.T) {
 }
 
 func TestResolveServerToken(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
-	tok, err := resolveServerToken(serverValues(t), dir)
+	tok, err := resolveServerToken(ctx, serverValues(t), dir, nil)
 	if err != nil || !tok.generated || len(tok.password) != 32 {
 		t.Fatalf("generated: %+v %v", tok, err)
 	}
@@ -80,23 +81,23 @@ func TestResolveServerToken(t *testing.T) {
 	if _, err := writeTokenFiles(dir, tok, ca); err != nil {
 		t.Fatal(err)
 	}
-	again, err := resolveServerToken(serverValues(t), dir)
+	again, err := resolveServerToken(ctx, serverValues(t), dir, nil)
 	if err != nil || again.generated || again.password != tok.password {
 		t.Fatalf("reused from server/token: %+v %v", again, err)
 	}
 	full, _ := token.Format("server:given", ca)
 	for _, args := range [][]string{{"--token=given"}, {"--token", full}} {
-		if got, err := resolveServerToken(serverValues(t, args...), dir); err != nil || got.password != "given" {
+		if got, err := resolveServerToken(ctx, serverValues(t, args...), dir, nil); err != nil || got.password != "given" {
 			t.Errorf("%q: %+v %v", args, got, err)
 		}
 	}
 	f := filepath.Join(dir, "tokenfile")
 	os.WriteFile(f, []byte("fromfile\n"), 0o600)
-	if got, _ := resolveServerToken(serverValues(t, "--token-file="+f, "--agent-token=agents"), dir); got.password != "fromfile" || got.agentPassword() != "agents" {
+	if got, _ := resolveServerToken(ctx, serverValues(t, "--token-file="+f, "--agent-token=agents"), dir, nil); got.password != "fromfile" || got.agentPassword() != "agents" {
 		t.Errorf("token-file, agent-token: %+v", got)
 	}
 	t.Setenv("K3S_TOKEN", "fromenv")
-	if got, _ := resolveServerToken(serverValues(t), dir); got.password != "fromenv" {
+	if got, _ := resolveServerToken(ctx, serverValues(t), dir, nil); got.password != "fromenv" {
 		t.Errorf("K3S_TOKEN: %+v", got)
 	}
 }

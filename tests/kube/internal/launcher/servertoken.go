@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -27,29 +28,14 @@ func (t serverToken) agentPassword() string {
 	return t.password
 }
 
-// readTokenArg is --token, else the content of --token-file (k3s reads the
-// file only when no token is given).
-func readTokenArg(v *configfile.Values, name string) (string, error) {
-	if t := v.String(name); t != "" {
-		return t, nil
-	}
-	f := v.String(name + "-file")
-	if f == "" {
-		return "", nil
-	}
-	data, err := os.ReadFile(f)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(data)), nil
-}
-
-// resolveServerToken: --token/--token-file/K3S_TOKEN (full K10 token or bare
-// password), else <data-dir>/server/token from an earlier start, else a new
-// random password (16 bytes hex, as k3s); --agent-token likewise, if given.
-func resolveServerToken(v *configfile.Values, serverDir string) (serverToken, error) {
+// resolveServerToken: --token/K3S_TOKEN, replaced by the contents of
+// --token-file/K3S_TOKEN_FILE when that is given (waited for, see tokenArg)
+// (a full K10 token or a bare password), else <data-dir>/server/token from an
+// earlier start, else a new random password (16 bytes hex, as k3s);
+// --agent-token likewise (--agent-token-file read first, as k3s does).
+func resolveServerToken(ctx context.Context, v *configfile.Values, serverDir string, onWait func(string)) (serverToken, error) {
 	var t serverToken
-	agentRaw, err := readTokenArg(v, "agent-token")
+	agentRaw, err := tokenArg(ctx, v, "agent-token", onWait)
 	if err != nil {
 		return t, err
 	}
@@ -58,7 +44,7 @@ func resolveServerToken(v *configfile.Values, serverDir string) (serverToken, er
 			return t, err
 		}
 	}
-	raw, err := readTokenArg(v, "token")
+	raw, err := tokenArg(ctx, v, "token", onWait)
 	if err != nil {
 		return t, err
 	}
