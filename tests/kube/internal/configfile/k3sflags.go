@@ -18,7 +18,7 @@ var commonFlags = []Flag{
 	{Name: "vmodule"},
 	{Name: "log,l"},
 	{Name: "alsologtostderr", Kind: Bool},
-	{Name: "data-dir,d"},
+	{Name: "data-dir,d", EnvVar: "K3S_DATA_DIR"}, // DataDirFlag (server.go) and the agent's own (agent.go)
 	{Name: "token,t", EnvVar: "K3S_TOKEN"},
 	{Name: "token-file", EnvVar: "K3S_TOKEN_FILE"},
 	{Name: "server,s", EnvVar: "K3S_URL"},

@@ -80,11 +80,7 @@ func startJoin(ctx context.Context, fl flavor, v *configfile.Values, st *stateFi
 	if server == "" {
 		return 1, "--server is required"
 	}
-	dataDir := v.String("data-dir")
-	if dataDir == "" {
-		dataDir = fl.prog.DataDir
-	}
-	a, err := newNodeAgent(fl, v, st, dataDir, server, tok)
+	a, err := newNodeAgent(fl, v, st, agentDataDir(fl, v), server, tok)
 	if err != nil {
 		return 1, err.Error()
 	}
@@ -92,6 +88,15 @@ func startJoin(ctx context.Context, fl flavor, v *configfile.Values, st *stateFi
 	a.ownsPhase = true
 	go a.run(ctx)
 	return 0, ""
+}
+
+// agentDataDir is the agent's --data-dir (-d, data-dir:, K3S_DATA_DIR), else
+// k3s's default /var/lib/rancher/k3s (RKE2's for rke2).
+func agentDataDir(fl flavor, v *configfile.Values) string {
+	if d := v.String("data-dir"); d != "" {
+		return d
+	}
+	return fl.prog.DataDir
 }
 
 func notifyAgentReady(st *stateFile) {
