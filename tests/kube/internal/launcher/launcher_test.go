@@ -47,7 +47,7 @@ func TestPKICreatedOnceAndReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(created) != 10 {
+	if len(created) != 11 { // 3 CAs, 7 leaves (the scheduler's serving certificate too), service.key
 		t.Fatalf("created %q", created)
 	}
 	before, _ := os.ReadFile(p.path("client-scheduler.crt"))

@@ -139,13 +139,18 @@ func (p pki) ensureCA(name, cn string) (*keyPair, bool, error) {
 }
 
 type leafSpec struct {
-	name   string // file base name
+	name   string // file base name (under tls/; may hold a directory)
 	cn     string
 	orgs   []string
 	server bool
 	dns    []string
 	ips    []net.IP
+	chain  bool // the certificate file holds the CA after the certificate
 }
+
+// schedulerServingCert is the scheduler's serving certificate and key (.crt,
+// .key) under tls/, as k3s names them (pkg/daemons/control/deps).
+const schedulerServingCert = "kube-scheduler/kube-scheduler"
 
 // ensureLeaf loads <name>.crt/.key when present and signed by ca, else issues it.
 func (p pki) ensureLeaf(ca *keyPair, spec leafSpec, force bool) error {
@@ -154,6 +159,9 @@ func (p pki) ensureLeaf(ca *keyPair, spec leafSpec, force bool) error {
 		if kp, err := loadPair(crt, keyf); err == nil && kp.cert.CheckSignatureFrom(ca.cert) == nil && sansCover(kp.cert, spec) {
 			return nil
 		}
+	}
+	if err := os.MkdirAll(filepath.Dir(crt), 0o755); err != nil {
+		return err
 	}
 	key, der, err := newECKey()
 	if err != nil {
@@ -178,6 +186,11 @@ func (p pki) ensureLeaf(ca *keyPair, spec leafSpec, force bool) error {
 	}
 	if err := writePEM(keyf, "EC PRIVATE KEY", der, 0o600); err != nil {
 		return err
+	}
+	if spec.chain {
+		out := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: certDER})
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})...)
+		return writeFileAtomic(crt, out, 0o644)
 	}
 	return writePEM(crt, "CERTIFICATE", certDER, 0o644)
 }
@@ -260,6 +273,10 @@ func (p pki) ensureAll(sans []string, advertise net.IP) (created []string, err e
 		{"client-ca", leafSpec{name: "client-controller", cn: "system:kube-controller-manager"}},
 		{"client-ca", leafSpec{name: "client-kube-apiserver", cn: "system:apiserver", orgs: []string{"system:masters"}}},
 		{"request-header-ca", leafSpec{name: "client-auth-proxy", cn: "system:auth-proxy"}},
+		// The scheduler listens on 127.0.0.1 only: localhost and 127.0.0.1, what its
+		// own self-signed certificate would hold.
+		{"server-ca", leafSpec{name: schedulerServingCert, cn: "kube-scheduler", server: true, chain: true,
+			dns: []string{"localhost"}, ips: []net.IP{net.ParseIP("127.0.0.1")}}},
 	}
 	for _, l := range leaves {
 		_, statErr := os.Stat(p.path(l.spec.name + ".crt"))

@@ -21,7 +21,7 @@ func (s *server) runScheduler(ctx context.Context) int {
 	if err := s.waitForNode(ctx); err != nil {
 		return s.finish(err)
 	}
-	args := schedulerArgs(s.schedKC, s.schedArgsIn, s.ds.leaderElect)
+	args := schedulerArgs(s.p, s.schedKC, s.schedArgsIn, s.ds.leaderElect)
 	schedConfig, _ := configfile.LastArgValue("config", args)
 	infof("Running kube-scheduler %s", strings.Join(args, " "))
 	sched, err := s.start("kube-scheduler", s.self, append([]string{"kube-scheduler"}, args...))
@@ -39,14 +39,18 @@ func (s *server) runScheduler(ctx context.Context) int {
 	return s.wait(ctx, sched)
 }
 
-// schedulerArgs are k3s's kube-scheduler arguments and --kube-scheduler-arg.
-func schedulerArgs(kubeconfig string, in []string, leaderElect bool) []string {
+// schedulerArgs are k3s's kube-scheduler arguments (pkg/daemons/control/server.go
+// scheduler(), with the serving certificate k3s passes since 1.31.9/1.33.1)
+// and --kube-scheduler-arg.
+func schedulerArgs(p pki, kubeconfig string, in []string, leaderElect bool) []string {
 	m := map[string]string{
 		"kubeconfig":                kubeconfig,
 		"authorization-kubeconfig":  kubeconfig,
 		"authentication-kubeconfig": kubeconfig,
 		"bind-address":              "127.0.0.1",
 		"secure-port":               schedulerPort,
+		"tls-cert-file":             p.path(schedulerServingCert + ".crt"),
+		"tls-private-key-file":      p.path(schedulerServingCert + ".key"),
 		"profiling":                 "false",
 	}
 	if !leaderElect {
