@@ -20,10 +20,13 @@ holds the flags of one dict, written whole on every run:
 
 It reads, never writes, ``config.yaml`` and the other drop-ins: the facts give the flags k3s
 gets from all of them after the change, and a warning names any of our keys that a file
-sorting after ours sets without ``+`` (k3s would then not run with our value). Values of keys
-whose name contains ``token`` are hidden in the diff, the facts and the messages.
+sorting after ours sets without ``+`` (k3s would then not run with our value). The values of
+secret-bearing keys (``_secrets``: ``token``, ``t``, ``agent-token``, the password of
+``datastore-endpoint``, the S3 keys...) -- ours and those of every config file read -- are
+collected into the caller's ``secrets`` set and shown as ``(hidden)`` in the diff, the facts,
+the warnings and the messages.
 
-``plan(view, params)`` returns a Plan; nothing is written here. No Ansible import.
+``plan(view, params, secrets)`` returns a Plan; nothing is written here. No Ansible import.
 """
 
 from __future__ import annotations
@@ -34,9 +37,10 @@ import re
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as yamledit
-from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
 
 MARKER = '# Managed by baremetal.k3s.k3s_config_file'
@@ -45,7 +49,7 @@ HEADER = (MARKER + ': k3s reads this file after config.yaml and the files of thi
 DEFAULT_CONFIG_DIR = '/etc/rancher/k3s/config.yaml.d'
 RKE2_CONFIG_DIR = '/etc/rancher/rke2/config.yaml.d'
 MODE = 0o600
-HIDDEN = '(hidden)'
+HIDDEN = secrets.HIDDEN
 _STYLE = yamledit._Style(map_indent=2, seq_offset=2, seq_content=2)  # pylint: disable=protected-access
 _KEY_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9-]*\+?$')
 _SCALARS = (str, bool, int, float)
@@ -56,8 +60,8 @@ class ConfigFileError(PlanError):
 
 
 def is_secret(key):
-    """Whether the value of ``key`` must never be shown (its name contains ``token``)."""
-    return 'token' in str(key).lower()
+    """Whether the value of ``key`` must never be shown (a secret-bearing k3s option, ``_secrets.OPTIONS``)."""
+    return secrets.is_secret_key(key)
 
 
 # -- the request --------------------------------------------------------------------------------------
@@ -152,44 +156,14 @@ def has_marker(data):
     return any(line.startswith(MARKER.encode()) for line in data.splitlines())
 
 
-def redact_config(text):
-    """A config file's text with the values of ``*token*`` keys replaced by ``(hidden)`` (for diffs)."""
-    out = []
-    hide = False
-    for line in text.splitlines(True):
-        body = line.rstrip('\r\n')
-        eol = line[len(body):]
-        stripped = body.strip()
-        if body and not body[0].isspace() and not body.startswith(('#', '-')):
-            key, sep, rest = body.partition(':')
-            hide = is_secret(key)
-            if hide and sep and rest.strip() and not rest.strip().startswith('#'):
-                body = key + ': ' + HIDDEN
-        elif hide and stripped and not stripped.startswith('#'):
-            indent = body[:len(body) - len(body.lstrip())]
-            body = indent + ('- ' + HIDDEN if stripped.startswith('-') else HIDDEN)
-        out.append(body + eol)
-    return ''.join(out)
+def redact_config(text, values=()):
+    """A config file's text with every secret (``values`` and those of secret keys) shown as ``(hidden)`` (for diffs)."""
+    return secrets.hide_text(text, values)
 
 
 def redact_flags(flags):
-    """``--key=value`` flags with the values of ``*token*`` keys hidden."""
-    out = []
-    for flag in flags:
-        name, sep, dummy = flag.partition('=')
-        out.append(name + '=' + HIDDEN if sep and is_secret(name) else flag)
-    return out
-
-
-class ConfigPlan(Plan):
-    """A Plan whose diff hides the values of ``*token*`` keys."""
-
-    def diff(self):
-        out = super().diff()
-        for entry in out:
-            entry['before'] = redact_config(entry['before'])
-            entry['after'] = redact_config(entry['after'])
-        return out
+    """``--key=value`` flags with the values of secret-bearing flags hidden."""
+    return secrets.hide_argv(flags)
 
 
 # -- the node -------------------------------------------------------------------------------------------
@@ -235,8 +209,26 @@ def lock_key(params):
     return 'service-' + services.short_name(params.get('service') or default_service(config_dir))
 
 
-def plan(view, params):
-    """The Plan for ``params``: our one file in the config drop-in directory, and what the module returns."""
+def plan(view, params, found=None):
+    """The Plan for ``params``: our one file in the config drop-in directory, and what the module returns.
+
+    ``found`` (a set: the module passes its ``no_log_values``) receives every secret value of
+    ``values`` and of the config files read, before anything can quote them; a refusal's message
+    shows them as ``(hidden)``.
+    """
+    found = set() if found is None else found
+    values = params.get('values')
+    if isinstance(values, dict):
+        secrets.add(found, secrets.config_secrets(values))
+    try:
+        return _plan(view, params, found)
+    except PlanError as e:
+        e.msg = secrets.hide_message(e.msg, found)
+        e.args = (e.msg,)
+        raise
+
+
+def _plan(view, params, found):
     if not goyaml.HAS_YAML:
         raise ConfigFileError('PyYAML is needed on the node to read the k3s config files as k3s reads them. %s (%s)'
                               % (_deps.install_hint('PyYAML'), goyaml.YAML_IMPORT_ERROR))
@@ -254,6 +246,8 @@ def plan(view, params):
         before = view.read(path)
     except ViewError as e:
         raise ConfigFileError(str(e)) from e
+    if before is not None:
+        secrets.add(found, secrets.file_secrets(before))
     if before is not None and not has_marker(before):
         raise ConfigFileError('%s exists and was not written by this module (no "%s" line): it is not ours to %s. Give '
                               'another name, or move its settings and remove it by hand.'
@@ -272,16 +266,18 @@ def plan(view, params):
         if mode is not None and mode & 0o077:
             warnings.append('%s has mode %04o: it may hold secrets (tokens); make it 0600 (chmod 600 %s).' % (path, mode, path))
     change = Change(path, before, after, mode=MODE)
-    result = ConfigPlan([change], warnings=warnings)
+    result = secrets.SecretPlan([change], warnings=warnings)
     if result.changed and after is not None and not view.writable(path):
         raise ConfigFileError('%s cannot be written (read-only file system or no permission). Nothing was changed.' % path)
     docs = services.config_documents(view, files_after(view, config_file, path, after), {path: after})
+    secrets.add(found, secrets.documents_secrets(docs))
     masked = masking(docs, path, pairs)
     for key, other in masked:
         warnings.append('%s sets "%s:" without "+" and sorts after %s, so it replaces our value: k3s will not run with '
                         'ours. Rename one of the files, or write "%s+:" there for a list.' % (other, key, name, key))
     is_link = view.islink(config_file)
-    result.warnings = warnings
+    result.secrets = set(secrets.usable(found))
+    result.warnings = [secrets.hide_message(w, found) for w in warnings]
     result.facts = {
         'path': path,
         'config_dir': config_dir,

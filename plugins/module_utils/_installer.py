@@ -26,7 +26,12 @@ openrc) reads it, so a unit whose arguments already are the requested ones is ne
 whatever its quoting; an argument change replaces the ``ExecStart`` lines (or the
 ``command_args`` assignment) only, every other byte of the file is kept.
 
-``plan(view, params)`` reads the node through the view and returns a Plan; nothing is
+Secrets (``_secrets``: ``--token``/``-t``, ``--agent-token``, a ``--datastore-endpoint``
+password, ``K3S_TOKEN``, ``AWS_SECRET_ACCESS_KEY``...) in the options or in the files read are
+collected into the caller's ``found`` set and shown as ``(hidden)`` in the diff, the ``args``
+fact, the warnings and the messages.
+
+``plan(view, params, found)`` reads the node through the view and returns a Plan; nothing is
 written here. Pure standard library; no Ansible import.
 """
 
@@ -36,9 +41,10 @@ import os
 import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _openrc as openrc
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit as systemd
-from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
 
 COMMANDS = ('server', 'agent')
@@ -54,7 +60,7 @@ LOGROTATE_DIR = '/etc/logrotate.d'
 LOG_DIR = '/var/log'
 WANTS_DIR = '/etc/systemd/system/multi-user.target.wants'
 RUNLEVEL_DIR = '/etc/runlevels/default'
-HIDDEN = '(hidden)'
+HIDDEN = secrets.HIDDEN
 
 UNIT_MODE = 0o644
 SCRIPT_MODE = 0o755
@@ -69,8 +75,6 @@ _PROXY_VARS = re.compile(r'^(NO|HTTP|HTTPS)_PROXY', re.I)
 _ENV_LINE = re.compile(r'^\s*(export\s+)?[A-Za-z_][A-Za-z0-9_]*=')
 _COMMAND_LINE = re.compile(r'^(\s*)command=("?)([^"\n]*)\2[ \t]*$')
 _ARGS_ASSIGN = re.compile(r'^(\s*)command_args=')
-_SECRET_FLAG = re.compile(r"(-{1,2}[A-Za-z0-9-]*token[A-Za-z0-9-]*=)[^'\s\\\"]*", re.I)
-_SECRET_ENV = re.compile(r'^(\s*(?:export\s+)?[A-Za-z0-9_]*TOKEN[A-Za-z0-9_]*=).*$', re.I | re.M)
 
 UNIT_HEAD = '''[Unit]
 Description=Lightweight Kubernetes
@@ -226,28 +230,14 @@ def script_quote(arg, warnings):
         raise InstallerError(str(e)) from e
 
 
-def secret_flag(arg):
-    """Whether ``arg`` is a ``--*token*`` flag (its value must not be echoed)."""
-    return arg.startswith('-') and 'token' in arg.lstrip('-').split('=', 1)[0].lower()
-
-
 def show(arg):
-    """``arg`` for a message, a token flag's value hidden."""
-    if secret_flag(arg) and '=' in arg:
-        return repr(arg.split('=', 1)[0] + '=' + HIDDEN)
-    return repr(arg)
+    """``arg`` for a message, a secret flag's value hidden (``plan`` hides the rest of every message)."""
+    return repr(secrets.hide_argv([arg])[0])
 
 
 def secrets_of(args):
-    """Values of token flags in ``args`` (``--token=x`` and ``--token x``), to hide from diffs and output."""
-    found = []
-    for i, arg in enumerate(args or []):
-        if secret_flag(arg):
-            if '=' in arg:
-                found.append(arg.split('=', 1)[1])
-            elif i + 1 < len(args):
-                found.append(args[i + 1])
-    return [s for s in found if s]
+    """Secret values in ``args`` (``--token=x``, ``--token x``, ``-t x``, a datastore password...)."""
+    return secrets.argv_secrets(args)
 
 
 # -- rendering --------------------------------------------------------------------------------------
@@ -372,11 +362,9 @@ class Request:
             raise InstallerError('init %r is not one of %s.' % (self.init, ', '.join(INITS)))
         self.present = (params.get('state') or 'present') == 'present'
 
-    def secrets(self):
-        """Values to hide: token flags of ``args``, ``*TOKEN*`` variables of ``env``."""
-        found = secrets_of(self.args)
-        found += [v for k, v in (self.env or {}).items() if 'token' in k.lower() and v]
-        return found
+    def secret_values(self):
+        """Values to hide: secret flags of ``args``, secret variables of ``env``."""
+        return secrets.argv_secrets(self.args) + secrets.env_secrets(self.env)
 
 
 def lock_key(params):
@@ -613,27 +601,9 @@ def is_env_file(data):
 
 
 # -- the plan ---------------------------------------------------------------------------------------
-class SecretPlan(Plan):
-    """A Plan whose diff hides token values (token flags, ``*TOKEN*`` variables)."""
-
-    secrets = ()
-
-    def diff(self):
-        out = super().diff()
-        for entry in out:
-            for side in ('before', 'after'):
-                entry[side] = redact(entry[side], self.secrets)
-        return out
-
-
-def redact(text, secrets=()):
-    """``text`` with token values replaced by ``(hidden)``: ``--*token*=`` flags, ``*TOKEN*=`` variables, ``secrets``."""
-    text = _SECRET_ENV.sub(lambda m: m.group(1) + HIDDEN, text)
-    text = _SECRET_FLAG.sub(lambda m: m.group(1) + HIDDEN, text)
-    for secret in sorted(set(secrets), key=len, reverse=True):
-        if secret:
-            text = text.replace(secret, HIDDEN)
-    return text
+def redact(text, values=()):
+    """``text`` with every secret shown as ``(hidden)``: ``values``, and what the text itself says is secret."""
+    return secrets.hide_text(text, values)
 
 
 def other_units(view, layout):
@@ -724,34 +694,59 @@ def plan_absent(view, request, layout, warnings):
     return changes
 
 
-def plan(view, params):
-    """The Plan for ``params``: the service's files in the installer's format, and what the module returns."""
+def param_secrets(params):
+    """The secret values of the options ``args`` and ``env``, as given (before any check)."""
+    args = params.get('args')
+    env = params.get('env')
+    found = []
+    if isinstance(args, (list, tuple)):
+        found += secrets.argv_secrets([a if isinstance(a, str) else str(a) for a in args])
+    if isinstance(env, dict):
+        found += secrets.env_secrets({k: v if isinstance(v, str) else str(v) for k, v in env.items()
+                                      if v is not None and not isinstance(v, (bool, dict, list))})
+    return found
+
+
+def plan(view, params, found=None):
+    """The Plan for ``params``: the service's files in the installer's format, and what the module returns.
+
+    ``found`` (a set: the module passes its ``no_log_values``) receives every secret value of the
+    options and of the files read; a refusal's message shows them as ``(hidden)``.
+    """
+    found = set() if found is None else found
+    secrets.add(found, param_secrets(params))
+    try:
+        return _plan(view, params, found)
+    except PlanError as e:
+        e.msg = secrets.hide_message(e.msg, found)
+        e.args = (e.msg,)
+        raise
+
+
+def _plan(view, params, found):
     request = Request(params)
     init = choose_init(view, request)
     layout = Layout(init, request.service, request.bin_dir, request.systemd_dir)
+    for path in (layout.unit, layout.env):
+        try:
+            secrets.add(found, secrets.file_secrets(None if view.isdir(path) else view.read(path)))
+        except ViewError:
+            pass
     warnings = []
     if request.present:
         changes, args = plan_present(view, request, layout, warnings)
     else:
         changes, args = plan_absent(view, request, layout, warnings), []
-    result = SecretPlan(changes, warnings=warnings)
+    for change in changes:
+        secrets.add(found, secrets.file_secrets(change.before))
+        secrets.add(found, secrets.file_secrets(change.after))
+    secrets.add(found, request.secret_values())
+    result = secrets.SecretPlan(changes, warnings=[secrets.hide_message(w, found) for w in warnings], secrets=found)
     for change in result.changes:
         if change.after is not None and not view.writable(change.path):
             raise InstallerError('%s cannot be written (read-only file system or no permission)%s. Nothing was changed.'
                                  % (change.path, '; give systemd_dir=/etc/systemd/system' if init == 'systemd'
                                     and change.path == layout.unit else ''))
-    secrets = request.secrets()
-    for change in changes:
-        if change.path == layout.unit and change.before is not None:
-            try:
-                secrets += secrets_of(read_existing(view, layout, request, change.before).args)
-            except PlanError:
-                pass
-        if change.path == layout.env:
-            for data in (change.before, change.after):
-                if data:
-                    secrets += [v for k, v in systemd.parse_environment_file(data).items() if 'token' in k.lower() and v]
-    result.secrets = secrets
     changed = set(result.paths)
     service_changed = bool(changed & {layout.unit, layout.env})
     result.facts = {
@@ -760,7 +755,7 @@ def plan(view, params):
         'service': layout.service,
         'init': init,
         'command': request.command,
-        'args': list(args),
+        'args': secrets.hide_argv(args),
         'restart_required': bool(request.present and service_changed),
         'daemon_reload_required': bool(init == 'systemd' and layout.unit in changed),
     }

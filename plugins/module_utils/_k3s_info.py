@@ -19,8 +19,9 @@ import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
-from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import expand_argv
 
 SCHEDULER_FLAG = 'kube-scheduler-arg'
@@ -86,8 +87,13 @@ def _last_flag(args, *names):
     return values[-1] if values else ''
 
 
-def gather_service(view, service):
-    """(facts, warnings) for a k3s or RKE2 ``service``; a ServiceError for what k3s or systemd would refuse too."""
+def gather_service(view, service, found=None):
+    """(facts, warnings) for a k3s or RKE2 ``service``; a ServiceError for what k3s or systemd would refuse too.
+
+    The secret values of the command line, the environment and the config files go into ``found``;
+    ``argv`` and ``k3s_args`` show them as ``(hidden)``.
+    """
+    found = set() if found is None else found
     hostname = view.hostname()
     result = _empty(service, hostname)
     warnings = []
@@ -97,15 +103,18 @@ def gather_service(view, service):
         result['msg'] = e.msg
         return result, warnings
     argv = k3s_config_expand(init)
+    secrets.add(found, secrets.argv_secrets(init.raw_argv(True)) + secrets.argv_secrets(argv)
+                + secrets.env_secrets(init.env))
     role = next((a for a in argv[1:] if a in k3s_config.SUBCOMMANDS), '')
     if not role:
         raise services.ServiceError(
             '%s starts %s without a "server" or "agent" subcommand, so k3s would not run. '
             'Fix the command line (the installer writes "k3s server" or "k3s agent") and run again.'
-            % (init.exec_path, ' '.join(argv)))
+            % (init.exec_path, ' '.join(secrets.hide_argv(argv))))
     config_file = k3s_config.find_config_file(argv, init.env)
     files = services.config_files(view, config_file)
     docs = services.config_documents(view, files)
+    secrets.add(found, secrets.documents_secrets(docs))
     k3s_args = k3s_config.insert_flags(argv, k3s_config.to_flags(k3s_config.merge(docs)))
 
     effective = k3s_config.effective_sources(docs, argv[1:], init.exec_path, SCHEDULER_FLAG)
@@ -143,7 +152,7 @@ def gather_service(view, service):
         'data_dir': data_dir, 'scheduler_kubeconfig': os.path.join(data_dir, 'server', 'cred', 'scheduler.kubeconfig'),
         'admin_kubeconfig': admin, 'kubectl': service_kubectl(platform, binary, data_dir),
         'dropins': list(init.dropin_paths), 'unit_writable': view.writable(init.path),
-        'node_role': role, 'argv': argv, 'k3s_args': k3s_args,
+        'node_role': role, 'argv': secrets.hide_argv(argv), 'k3s_args': secrets.hide_argv(k3s_args),
         'config_file': config_file, 'config_files': files,
         'config_dir_writable': view.writable(os.path.join(config_file + '.d', 'x.yaml')),
         'scheduler_args': [v for v, dummy in effective],
@@ -220,20 +229,29 @@ def gather_kubeadm(view, manifest_path, service='kubelet'):
     return result
 
 
-def gather(view, params):
-    """The Plan (no changes; facts = the module's result) for ``params`` (platform, service, manifest_path)."""
-    facts, warnings = _gather(view, params)
-    return Plan(facts=facts, warnings=warnings)
+def gather(view, params, found=None):
+    """The Plan (no changes; facts = the module's result) for ``params`` (platform, service, manifest_path).
+
+    ``found`` (a set: the module passes its ``no_log_values``) receives the secret values read.
+    """
+    found = set() if found is None else found
+    try:
+        facts, warnings = _gather(view, params, found)
+    except PlanError as e:
+        e.msg = secrets.hide_message(e.msg, found)
+        e.args = (e.msg,)
+        raise
+    return Plan(facts=facts, warnings=[secrets.hide_message(w, found) for w in warnings])
 
 
-def _gather(view, params):
+def _gather(view, params, found):
     platform, service = params.get('platform') or 'auto', params.get('service')
     manifest = params.get('manifest_path') or KUBEADM_MANIFEST
     if service:
         services.check_service_name(service)
         if platform == 'kubeadm':
             return gather_kubeadm(view, manifest, service), []
-        result, warnings = gather_service(view, service)
+        result, warnings = gather_service(view, service, found)
         if result['installed'] and platform not in ('auto', result['platform']):
             raise services.ServiceError('service %s runs %s (%s), not %s; set platform to %s or auto.'
                                         % (service, result['platform'], result['argv'][0], platform, result['platform']))
@@ -252,7 +270,7 @@ def _gather(view, params):
             except services.ServiceNotFound as e:
                 looked.append(e.msg.split(' Install', maxsplit=1)[0])
                 continue
-            return gather_service(view, name)
+            return gather_service(view, name, found)
     first = SERVICES.get(platform, ['k3s'])[0] if platform != 'kubeadm' else 'kubelet'
     result = _empty(first, view.hostname(), 'k3s' if platform == 'auto' else platform)
     wanted = 'k3s, RKE2 or kubeadm control plane' if platform == 'auto' else platform

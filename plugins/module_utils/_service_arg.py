@@ -23,6 +23,11 @@ written here. The steps, each a function below:
 Rules: an absent argument never creates a file; a file this module does not own (an
 administrator's drop-in or config file) is never written; an argument k3s already gets in
 any form is not added again.
+
+Secrets (``_secrets``): the values of secret-bearing k3s options in ``arg`` and in everything
+read (the command line, the service's environment, the config files, our own files) go into
+the caller's ``found`` set, and are shown as ``(hidden)`` in the argument facts, the diff, the
+warnings and the messages.
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from __future__ import annotations
 import os
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils._openrc import InitScript
-from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import (
     ParseError,
     expand_argv,
@@ -421,10 +427,42 @@ def restart_state(service, request, method, changes, cli_after, warnings):
 
 
 # -- the plan -----------------------------------------------------------------------------------
-def plan(view, params):
-    """The Plan for ``params``: the files to write and what the module returns."""
+def plan(view, params, found=None):
+    """The Plan for ``params``: the files to write and what the module returns.
+
+    ``found`` (a set: the module passes its ``no_log_values``) receives every secret value of
+    ``arg`` and of what is read; a refusal's message shows them as ``(hidden)``.
+    """
+    found = set() if found is None else found
+    if isinstance(params.get('arg'), str):
+        secrets.add(found, secrets.argv_secrets([params['arg']]))
+    try:
+        return _plan(view, params, found)
+    except PlanError as e:
+        e.msg = secrets.hide_message(e.msg, found)
+        e.args = (e.msg,)
+        raise
+
+
+def service_secrets(service):
+    """The secret values of the service as read: its command lines, environment, config files and our own files."""
+    found = secrets.argv_secrets(service.cli_raw) + secrets.argv_secrets(service.cli)
+    found += secrets.env_secrets(service.env) + secrets.documents_secrets(service.docs)
+    found += secrets.file_secrets(service.own_config) + secrets.file_secrets(service.own_dropin)
+    if service.init.kind == 'systemd':
+        for dummy, unit in service.init.chain(True):
+            for directive in unit.get('Service', 'ExecStart'):
+                try:
+                    found += secrets.argv_secrets(unit.parse_exec(directive).argv)
+                except ParseError:
+                    continue
+    return found
+
+
+def _plan(view, params, found):
     request = Request(params)
     service = Service(view, request)
+    secrets.add(found, service_secrets(service))
     check_conflicts(service, request)
     targets, method = choose_targets(service, request)
     if 'unit' in targets and not view.writable(service.init.path):
@@ -450,20 +488,24 @@ def plan(view, params):
                             'ExecStart in the unit are masked while the drop-in exists. Re-run this task after upgrading '
                             'k3s.' % (request.dropin_path, service.init.path))
     replaced = {c.path: c.after for c in changes if c.path == service.config_path}
+    for change in changes:
+        secrets.add(found, secrets.file_secrets(change.before) + secrets.file_secrets(change.after))
     check_effect(service, request, cli_after, replaced, warnings)
-    plan_ = Plan(changes, warnings=warnings)
+    plan_ = secrets.SecretPlan(changes, warnings=warnings)
     docs = service.documents(replaced)
+    secrets.add(found, secrets.argv_secrets(cli_after) + secrets.documents_secrets(docs))
     facts = {
-        'own_args': own_args(service, plan_.changes),
+        'own_args': secrets.hide_argv(own_args(service, plan_.changes)),
         'method': method,
         'path': plan_.paths[0] if plan_.paths else primary_path(method, service, request),
         'paths': plan_.paths,
-        'args': list(cli_after),
-        'k3s_args': service.k3s_args(cli_after, docs),
+        'args': secrets.hide_argv(cli_after),
+        'k3s_args': secrets.hide_argv(service.k3s_args(cli_after, docs)),
     }
     facts.update(restart_state(service, request, method, plan_.changes, cli_after, warnings))
     plan_.facts = facts
-    plan_.warnings = warnings
+    plan_.warnings = [secrets.hide_message(w, found) for w in warnings]
+    plan_.secrets = set(secrets.usable(found))
     return plan_
 
 

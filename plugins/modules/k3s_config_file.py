@@ -20,8 +20,12 @@ description:
   - "Keys are sorted and written in block YAML; every scalar is written so that k3s (go-yaml v2) reads it back as the
     same text - C(yes), C(0o17), C(1e3), C(a: b), C(#x) are quoted. Before writing, the new file is read back as k3s
     reads it and must give exactly the flags O(values) means."
-  - The file is created with mode 0600, its directory (0755) if needed. It may carry secrets (C(token), C(agent-token));
-    values of keys whose name contains C(token) are never shown in the diff, the output or the messages.
+  - The file is created with mode 0600, its directory (0755) if needed. It may carry secrets. The values of k3s's
+    secret-bearing options - C(token) (and its short form C(t)), C(agent-token), C(cluster-secret), the password of
+    C(datastore-endpoint) and of C(etcd-s3-proxy), C(etcd-s3-access-key), C(etcd-s3-secret-key),
+    C(etcd-s3-session-token), C(vpn-auth) - in O(values) or in any config file read are never shown in the diff, the
+    result, the invocation, the warnings or the messages (C((hidden)) in the module's own output, masked by Ansible
+    everywhere else). Paths to such secrets (C(token-file)) are shown.
   - A warning names each key of O(values) that a drop-in sorting after this file sets without C(+) - k3s would then run
     with that file's value, not this one.
   - The module never restarts k3s. RV(restart_required) says whether the file changed while the service runs (k3s reads
@@ -162,11 +166,13 @@ service:
 k3s_args:
   description:
     - The flags k3s gets from all its config files after the change, merged as k3s merges them (inserted after its
-      subcommand, before the command line's own flags). Values of C(*token*) flags are shown as C((hidden)).
+      subcommand, before the command line's own flags). Secret values are shown as C((hidden)), the password of a
+      C(datastore-endpoint) alone.
   returned: always
   type: list
   elements: str
-  sample: [--disable=traefik, --disable=servicelb, --token-file=(hidden), --write-kubeconfig-mode=0640]
+  sample: [--disable=traefik, --disable=servicelb, --token=(hidden), --token-file=/etc/rancher/k3s/token,
+           "--datastore-endpoint=postgres://k3s:(hidden)@db.example.com:5432/k3s", --write-kubeconfig-mode=0640]
 masked:
   description: Keys of O(values) that a later drop-in replaces (it sets them without C(+)), with that file.
   returned: always
@@ -212,7 +218,7 @@ backup_file:
   type: str
   sample: /etc/rancher/k3s/config.yaml.d/50-cluster.yaml.12345.2026-01-01@10:00:00~
 diff:
-  description: Before and after of the file, in diff mode; values of C(*token*) keys shown as C((hidden)).
+  description: Before and after of the file, in diff mode; secret values shown as C((hidden)).
   returned: when diff mode is on and something changed
   type: list
   elements: dict
@@ -224,6 +230,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _config_file as config_file
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 ARGUMENT_SPEC = dict(
@@ -237,11 +244,10 @@ ARGUMENT_SPEC = dict(
 
 
 def hide_secrets(module):
-    """Values of ``*token*`` keys never appear in the module's output (invocation included)."""
-    for key, value in (module.params.get('values') or {}).items():
-        if config_file.is_secret(key):
-            items = value if isinstance(value, list) else [value]
-            module.no_log_values.update(str(v) for v in items if v not in (None, '') and not isinstance(v, bool))
+    """Secret values of ``values`` never appear in the module's output (invocation included): Ansible masks them."""
+    values = module.params.get('values')
+    if isinstance(values, dict):
+        _secrets.add(module.no_log_values, _secrets.config_secrets(values))
 
 
 def main():
@@ -250,7 +256,7 @@ def main():
     hide_secrets(module)
     try:
         with _io.node_lock(module, config_file.lock_key(module.params)):
-            plan = config_file.plan(_io.node_view(module), module.params)
+            plan = config_file.plan(_io.node_view(module), module.params, module.no_log_values)
             result = _io.apply(module, plan, backup=module.params['backup'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))

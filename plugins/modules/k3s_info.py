@@ -20,6 +20,9 @@ description:
     image tag - and whether the kubelet runs.
   - A service that does not exist is not an error - RV(installed) is false and RV(msg) says what was looked at.
   - Never changes the node.
+  - The values of k3s's secret-bearing options on the command line, in the service's environment and in the config
+    files (C(--token)/C(-t), C(--agent-token), the password of C(--datastore-endpoint), the S3 keys, C(K3S_TOKEN)...)
+    are shown as C((hidden)) in RV(argv) and RV(k3s_args), and masked by Ansible everywhere else in the result.
 author:
   - baremetal.k3s contributors (@baremetal)
 extends_documentation_fragment:
@@ -175,7 +178,7 @@ node_role:
   sample: server
 argv:
   description: The command line the service starts, as systemd (or openrc) gives it - drop-ins applied, variables from
-    the service's environment files expanded, argv[0] included.
+    the service's environment files expanded, argv[0] included. Secret values are shown as C((hidden)).
   returned: always
   type: list
   elements: str
@@ -264,7 +267,8 @@ ARGUMENT_SPEC = dict(
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        plan = k3s_info.gather(_io.node_view(module), module.params)
+        # secret values read from the node (--token, K3S_TOKEN...) go to no_log_values: Ansible masks them everywhere
+        plan = k3s_info.gather(_io.node_view(module), module.params, module.no_log_values)
     except PlanError as e:
         module.fail_json(msg=e.msg, **e.details)
     module.exit_json(**_io.report(module, plan))

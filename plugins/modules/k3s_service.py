@@ -110,8 +110,12 @@ requirements:
 notes:
   - The installer rewrites these files on every run; this module keeps them in that format, so running the installer
     afterwards (to upgrade) changes nothing that this module would not write itself.
-  - Arguments that carry a token (C(--token=...), C(--agent-token=...)) are hidden in the diff; prefer O(env)
-    (C(K3S_TOKEN)) or a C(token-file) in a k3s config file.
+  - Secrets - the values of k3s's secret-bearing options in O(args) in any form (C(--token=x), C(--token x), C(-t x),
+    C(-t=x), C(--agent-token), C(--etcd-s3-secret-key)..., the password of C(--datastore-endpoint)) and of its variables
+    in O(env) (C(K3S_TOKEN), C(K3S_AGENT_TOKEN), C(K3S_DATASTORE_ENDPOINT)'s password, C(AWS_SECRET_ACCESS_KEY)...), and
+    those the existing unit and environment file hold - never appear in the diff, the result, the invocation, the
+    warnings or the messages (C((hidden)) in the module's own output, masked by Ansible everywhere else). Prefer O(env)
+    (C(K3S_TOKEN)) or a C(token-file) in a k3s config file to an argument: the unit is readable by every user.
 seealso:
   - module: baremetal.k3s.k3s_config_file
   - module: baremetal.k3s.k3s_service_arg
@@ -186,11 +190,11 @@ command:
 args:
   description:
     - The arguments after the subcommand, as the service runs k3s after the change (with O(args=null), those of the
-      existing unit). Empty with O(state=absent).
+      existing unit). Empty with O(state=absent). Secret values are shown as C((hidden)).
   returned: always
   type: list
   elements: str
-  sample: [--disable=traefik, --node-label=zone=a]
+  sample: [--disable=traefik, --node-label=zone=a, --token, (hidden)]
 restart_required:
   description: True when the unit (or init script) or the environment file changed; the module never restarts anything.
   returned: always
@@ -229,7 +233,7 @@ backup_file:
   type: str
   sample: /etc/systemd/system/k3s.service.12345.2026-01-01@10:00:00~
 diff:
-  description: Before and after of each changed file, in diff mode; token values shown as C((hidden)).
+  description: Before and after of each changed file, in diff mode; secret values shown as C((hidden)).
   returned: when diff mode is on and something changed
   type: list
   elements: dict
@@ -241,6 +245,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _installer as installer
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 ARGUMENT_SPEC = dict(
@@ -258,11 +263,8 @@ ARGUMENT_SPEC = dict(
 
 
 def hide_secrets(module):
-    """Token values of ``args`` and ``env`` never appear in the module's output (invocation included)."""
-    params = module.params
-    values = installer.secrets_of(params.get('args') or [])
-    values += [str(v) for k, v in (params.get('env') or {}).items() if 'token' in str(k).lower() and v not in (None, '')]
-    module.no_log_values.update(v for v in values if v)
+    """Secret values of ``args`` and ``env`` never appear in the module's output (invocation included): Ansible masks them."""
+    _secrets.add(module.no_log_values, installer.param_secrets(module.params))
 
 
 def main():
@@ -270,7 +272,7 @@ def main():
     hide_secrets(module)
     try:
         with _io.node_lock(module, installer.lock_key(module.params)):
-            plan = installer.plan(_io.node_view(module), module.params)
+            plan = installer.plan(_io.node_view(module), module.params, module.no_log_values)
             result = _io.apply(module, plan, backup=module.params['backup'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))

@@ -108,6 +108,10 @@ requirements:
 notes:
   - The unit and drop-ins are read as systemd reads them (continuation lines, comments inside them, quoting,
     C(ExecStart=) resets); the config files as k3s reads them (C(config.yaml) then C(config.yaml.d/*.yaml) in name order).
+  - The values of k3s's secret-bearing options (C(--token)/C(-t) in any form, C(--agent-token), the password of
+    C(--datastore-endpoint), the S3 keys, C(K3S_TOKEN) in the service's environment...) - in O(arg) or anywhere in what
+    is read - never appear in the diff, the result, the invocation, the warnings or the messages (C((hidden)) in the
+    module's own output, masked by Ansible everywhere else).
 seealso:
   - name: k3s configuration file
     description: How k3s reads config.yaml and config.yaml.d.
@@ -190,7 +194,7 @@ method:
 args:
   description:
     - The service's command line after the change, split as systemd (or the openrc shell) splits it, argv[0]
-      included. With V(config) this line is unchanged; see RV(k3s_args).
+      included. With V(config) this line is unchanged; see RV(k3s_args). Secret values are shown as C((hidden)).
   returned: always
   type: list
   elements: str
@@ -198,7 +202,8 @@ args:
 k3s_args:
   description:
     - The arguments k3s works with after reading its config files - their flags inserted right after the subcommand,
-      before the command line's own - with C(${VAR}) from the service's environment files expanded.
+      before the command line's own - with C(${VAR}) from the service's environment files expanded. Secret values are
+      shown as C((hidden)).
   returned: always
   type: list
   elements: str
@@ -249,7 +254,7 @@ backup_file:
   type: str
   sample: /etc/systemd/system/k3s.service.12345.2026-01-01@10:00:00~
 diff:
-  description: Before and after of each changed file, in diff mode.
+  description: Before and after of each changed file, in diff mode; secret values shown as C((hidden)).
   returned: when diff mode is on and something changed
   type: list
   elements: dict
@@ -259,6 +264,7 @@ diff:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service_arg as service_arg
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
@@ -276,9 +282,11 @@ ARGUMENT_SPEC = dict(
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    # a secret in arg (--token=x) and those read from the node are masked by Ansible in the whole result
+    _secrets.add(module.no_log_values, _secrets.argv_secrets([module.params['arg']]))
     try:
         with _io.node_lock(module, service_arg.lock_key(module.params)):
-            plan = service_arg.plan(_io.node_view(module), module.params)
+            plan = service_arg.plan(_io.node_view(module), module.params, module.no_log_values)
             result = _io.apply(module, plan, backup=module.params['backup'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))

@@ -29,6 +29,8 @@ attributes:
     support: full
   diff_mode:
     support: full
+    details: The values of k3s's secret-bearing options the files hold (a token, a datastore password, an S3 key) are
+      shown as C((hidden)) in the diff, and masked by Ansible everywhere in the result.
   platform:
     description: Target OS/families that can be operated against.
     support: full
@@ -89,6 +91,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _rollback as rollback
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 ARGUMENT_SPEC = dict(
@@ -97,11 +100,21 @@ ARGUMENT_SPEC = dict(
 )
 
 
+def hide_secrets(module, plan):
+    """``plan`` with a diff that shows no secret the files hold (a token in a unit, an env file, a config file);
+    the values also go to ``no_log_values``, so Ansible masks them in the whole result."""
+    found = []
+    for change in plan.changes:
+        found += _secrets.file_secrets(change.before) + _secrets.file_secrets(change.after)
+    _secrets.add(module.no_log_values, found)
+    return _secrets.hidden_plan(plan, found)
+
+
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
         with _io.node_lock(module, 'rollback'):
-            plan = rollback.plan(_io.node_view(module), module.params)
+            plan = hide_secrets(module, rollback.plan(_io.node_view(module), module.params))
             result = _io.apply(module, plan)
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg)

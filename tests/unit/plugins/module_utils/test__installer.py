@@ -99,7 +99,9 @@ def test_script_quote_reads_back(arg):
 @pytest.mark.parametrize('args,secrets', [
     (['--token=abc'], ['abc']),
     (['--agent-token', 'def', '--x'], ['def']),
-    (['--token-file=/etc/t', '--disable=traefik'], ['/etc/t']),
+    (['--token-file=/etc/t', '--disable=traefik'], []),  # a path to a secret is not one
+    (['-t', 'ghi', '-t=jkl', '--t=mno'], ['ghi', 'jkl', 'mno']),
+    (['--datastore-endpoint=postgres://k3s:pqr@db/k3s'], ['pqr']),
     (['--disable=token'], []),
     (['--token='], []),
 ])
