@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -55,7 +56,9 @@ type Session struct {
 	CACerts  []byte
 	NodeName string
 	Password string // the node password header (/etc/rancher/node/password)
-	client   *http.Client
+	// PasswordFile is where Password comes from (named when it is refused).
+	PasswordFile string
+	client       *http.Client
 }
 
 // Open parses the token, downloads the CA bundle and validates it against
@@ -128,10 +131,19 @@ func do(ctx context.Context, c *http.Client, method, u string, body []byte, prep
 		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("%s: %s", u, resp.Status)
+		return nil, &HTTPError{URL: u, Status: resp.Status, Code: resp.StatusCode}
 	}
 	return data, nil
 }
+
+// HTTPError is a supervisor's non-2xx answer: "<url>: <status>", as k3s's
+// agent reports it.
+type HTTPError struct {
+	URL, Status string
+	Code        int
+}
+
+func (e *HTTPError) Error() string { return e.URL + ": " + e.Status }
 
 func (s *Session) url(name string) string {
 	return strings.TrimRight(s.BaseURL, "/") + "/v1-" + s.Program + "/" + name
@@ -169,5 +181,11 @@ func (s *Session) ClientKubelet(ctx context.Context, key crypto.Signer) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	return do(ctx, s.client, http.MethodPost, s.url("client-kubelet.crt"), csr, s.nodeHeaders)
+	out, err := do(ctx, s.client, http.MethodPost, s.url("client-kubelet.crt"), csr, s.nodeHeaders)
+	var he *HTTPError
+	if errors.As(err, &he) && he.Code == http.StatusForbidden {
+		// k3s pkg/agent/config/config.go getNodeNamedCrt
+		return nil, fmt.Errorf("Node password rejected, duplicate hostname or contents of '%s' may not match server node-passwd entry, try enabling a unique node name with the --with-node-id flag", s.PasswordFile)
+	}
+	return out, err
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -106,5 +107,36 @@ func TestJoinRefusals(t *testing.T) {
 	full, _ := token.Format("node:s3cret", ca)
 	if _, err := Open(ctx, "k3s", "https://127.0.0.1:1", full, "a", "pw"); err == nil || !strings.Contains(err.Error(), "failed to get CA certs") {
 		t.Fatalf("no server: %v", err)
+	}
+}
+
+// k3s pkg/agent/config/config.go getNodeNamedCrt: a 403 to a node-named
+// certificate request becomes "Node password rejected, duplicate hostname or
+// contents of '<password file>' may not match server node-passwd entry, try
+// enabling a unique node name with the --with-node-id flag" (which the
+// agent then logs as "Waiting to retrieve agent configuration; server is not
+// ready: ..." every 5 seconds); other statuses stay "<url>: <status>".
+func TestClientKubeletPasswordRejected(t *testing.T) {
+	for code, want := range map[int]string{
+		403: "Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match server node-passwd entry, try enabling a unique node name with the --with-node-id flag",
+		503: "/v1-k3s/client-kubelet.crt: 503 Service Unavailable",
+	} {
+		srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("k3s-Node-Password") != "new-password" || r.Header.Get("k3s-Node-Name") != "agent-1" {
+				t.Errorf("headers %v", r.Header)
+			}
+			w.WriteHeader(code)
+		}))
+		s := &Session{Program: "k3s", BaseURL: srv.URL, NodeName: "agent-1", Password: "new-password",
+			PasswordFile: "/etc/rancher/node/password", client: srv.Client()}
+		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		_, err := s.ClientKubelet(context.Background(), key)
+		srv.Close()
+		if code == 503 {
+			want = srv.URL + want
+		}
+		if err == nil || err.Error() != want {
+			t.Errorf("%d: %v", code, err)
+		}
 	}
 }

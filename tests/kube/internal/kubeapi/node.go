@@ -17,6 +17,8 @@ type Meta struct {
 	Labels          map[string]string `json:"labels,omitempty"`
 	Annotations     map[string]string `json:"annotations,omitempty"`
 	OwnerReferences []OwnerReference  `json:"ownerReferences,omitempty"`
+	// CreationTimestamp is set by the API server (RFC 3339).
+	CreationTimestamp string `json:"creationTimestamp,omitempty"`
 }
 
 // OwnerReference is metav1.OwnerReference.

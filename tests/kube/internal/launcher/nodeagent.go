@@ -113,7 +113,11 @@ func (a *nodeAgent) setPhase(p string) {
 // client of the API server with the node's credentials.
 func (a *nodeAgent) configure(ctx context.Context) (*kubeapi.Client, error) {
 	a.setPhase("joining")
-	sess, err := join.Open(ctx, a.program, a.supervisorURL, a.token, a.node, a.nodePassword())
+	password, passwordFile := a.nodePassword()
+	sess, err := join.Open(ctx, a.program, a.supervisorURL, a.token, a.node, password)
+	if err == nil {
+		sess.PasswordFile = passwordFile
+	}
 	if err != nil {
 		// k3s: logrus.Errorf("Failed to validate connection to cluster at %s: %v"), every 2s
 		return nil, &joinError{level: "error", format: "Failed to validate connection to cluster at " + a.server + ": %v", delay: 2 * time.Second, err: err}
@@ -195,22 +199,26 @@ func (a *nodeAgent) kubeletKey() (*ecdsa.PrivateKey, error) {
 	return k, writePEM(path, "EC PRIVATE KEY", der, 0o600)
 }
 
-// nodePassword is /etc/rancher/node/password, made once (k3s sends it with
-// every certificate request; the double's supervisor does not check it).
-func (a *nodeAgent) nodePassword() string {
+// nodePassword is /etc/rancher/node/password and that path, made once (16
+// random bytes in hex, as k3s's ensureNodePassword): k3s sends it with every
+// certificate request and the supervisor compares it with the hash it
+// stored for the node name (a rebuilt host with a new password is refused).
+// Where /etc/rancher/node cannot be written (unit tests), the agent's
+// node-password.txt (k3s's old place) stands in.
+func (a *nodeAgent) nodePassword() (string, string) {
 	for _, p := range []string{"/etc/rancher/node/password", filepath.Join(a.agentDir, "node-password.txt")} {
 		if pw := readTrimmed(p); pw != "" {
-			return pw
+			return pw, p
 		}
 		pw, err := token.Random(16)
 		if err != nil {
 			continue
 		}
 		if os.MkdirAll(filepath.Dir(p), 0o755) == nil && os.WriteFile(p, []byte(pw+"\n"), 0o600) == nil {
-			return pw
+			return pw, p
 		}
 	}
-	return "unset"
+	return "unset", ""
 }
 
 // register creates the Node as the kubelet does (labels, annotations and

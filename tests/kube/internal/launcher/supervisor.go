@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -36,6 +37,7 @@ func supervisorPort(v *configfile.Values) (int, error) {
 type supervisorServer struct {
 	srv      *http.Server
 	apiReady atomic.Bool
+	stop     context.CancelFunc // the node-password controller
 }
 
 // startSupervisor serves the join endpoints with the API server's serving
@@ -51,6 +53,10 @@ func startSupervisor(p pki, program, bind string, port int, agent supervisor.Age
 	}
 	passwdFile := p.credPath("passwd")
 	s := &supervisorServer{}
+	nodePasswords, err := newNodePasswords(p, program, s.apiReady.Load)
+	if err != nil {
+		return nil, err
+	}
 	h := supervisor.NewHandler(supervisor.Config{
 		Program: program, ServerCA: p.path("server-ca.crt"), ClientCA: p.path("client-ca.crt"), Signer: signer,
 		Passwd: func() supervisor.Passwd {
@@ -60,7 +66,7 @@ func startSupervisor(p pki, program, bind string, port int, agent supervisor.Age
 			}
 			return pw
 		},
-		Agent: agent, Ready: s.apiReady.Load, APIServers: apiservers, Logf: logf,
+		Agent: agent, Ready: s.apiReady.Load, APIServers: apiservers, Logf: logf, NodePasswords: nodePasswords,
 	})
 	ln, err := net.Listen("tcp", net.JoinHostPort(bind, strconv.Itoa(port)))
 	if err != nil {
@@ -74,11 +80,15 @@ func startSupervisor(p pki, program, bind string, port int, agent supervisor.Age
 			errorf("supervisor: %v", err)
 		}
 	}()
+	var ctx context.Context
+	ctx, s.stop = context.WithCancel(context.Background())
+	go nodePasswords.Run(ctx, nodePasswordSyncPeriod)
 	return s, nil
 }
 
 func (s *supervisorServer) close() {
 	if s != nil {
+		s.stop()
 		s.srv.Close()
 	}
 }

@@ -39,6 +39,9 @@ type Config struct {
 	Ready      func() bool     // the API server answers /readyz
 	APIServers func() []string // host:port of the API servers
 	Logf       func(level, format string, a ...any)
+	// NodePasswords checks the node password of client-kubelet.crt
+	// requests (nil: sent but not checked).
+	NodePasswords *NodePasswords
 }
 
 // NewHandler returns the supervisor's handler.
@@ -116,8 +119,23 @@ func (c Config) file(path string) http.HandlerFunc {
 	}
 }
 
-// nodeName reads the <program>-Node-Name and -Node-Password headers (the
-// password is required, as k3s does, but not checked against a stored one).
+// sendError is k3s's util.SendError: logged, and answered with a
+// metav1.Status of the code's reason.
+func (c Config) sendError(w http.ResponseWriter, r *http.Request, code int, err error) {
+	c.logf("error", "Sending HTTP %d response to %s: %v", code, r.RemoteAddr, err)
+	reason := map[int]string{http.StatusBadRequest: "BadRequest", http.StatusUnauthorized: "Unauthorized",
+		http.StatusForbidden: "Forbidden", http.StatusServiceUnavailable: "ServiceUnavailable"}[code]
+	if reason == "" {
+		reason = "InternalError"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{},
+		"status": "Failure", "message": err.Error(), "reason": reason, "code": code})
+}
+
+// nodeName reads the <program>-Node-Name and -Node-Password headers (both
+// required, as k3s's getNodeInfo); the password is checked by NodePasswords.
 func (c Config) nodeName(r *http.Request) (string, error) {
 	name := r.Header.Get(c.Program + "-Node-Name")
 	if name == "" {
@@ -136,6 +154,12 @@ func (c Config) clientKubelet(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		text(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	if c.NodePasswords != nil {
+		if code, err := c.NodePasswords.Validate(r.Context(), name, r.Header.Get(c.Program+"-Node-Password")); err != nil {
+			c.sendError(w, r, code, err)
+			return
+		}
 	}
 	if r.Method != http.MethodPost {
 		text(w, http.StatusMethodNotAllowed, "the double signs only a POSTed certificate signing request")
