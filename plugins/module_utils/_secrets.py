@@ -29,7 +29,7 @@ A module keeps a secret out of its result in three ways, all driven by this file
   in a diff and for messages;
 * :class:`SecretPlan` renders its diff through :func:`hide_text`.
 
-Pure standard library (PyYAML through ``_k3s_config`` only when it is there); no Ansible import.
+Standard library (and PyYAML through ``_k3s_config`` when it is there to read config files); no Ansible import.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import re
 
 from urllib.parse import unquote
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
 from ansible_collections.baremetal.k3s.plugins.module_utils import _openrc as openrc
 from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit as systemd
 from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as yamledit
@@ -279,7 +280,6 @@ def hide_env(env):
 
 def _scalars(value):
     """The texts k3s makes of a config value: each item of a list, a scalar, or a map as a whole."""
-    from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config  # pylint: disable=import-outside-toplevel
     items = value if isinstance(value, (list, tuple)) and not isinstance(value, dict) else [value]
     out = []
     for item in items:
@@ -297,7 +297,6 @@ def _scalars(value):
 
 def config_secrets(pairs):
     """The secret values of config pairs [(key, value)] (or a dict), as written and as k3s reads them."""
-    from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config  # pylint: disable=import-outside-toplevel
     items = pairs.items() if isinstance(pairs, dict) else (pairs or [])
     found = []
     for key, value in items:
@@ -349,8 +348,7 @@ def file_secrets(data):
     except Exception:  # pylint: disable=broad-except
         pass
     try:
-        from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config  # pylint: disable=import-outside-toplevel
-        found.extend(config_secrets(k3s_config.load_yaml(data)))
+            found.extend(config_secrets(k3s_config.load_yaml(data)))
     except Exception:  # pylint: disable=broad-except
         pass
     return found

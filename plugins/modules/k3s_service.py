@@ -115,7 +115,7 @@ notes:
     in O(env) (C(K3S_TOKEN), C(K3S_AGENT_TOKEN), C(K3S_DATASTORE_ENDPOINT)'s password, C(AWS_SECRET_ACCESS_KEY)...), and
     those the existing unit and environment file hold - never appear in the diff, the result, the invocation, the
     warnings or the messages (C((hidden)) in the module's own output, masked by Ansible everywhere else). Prefer O(env)
-    (C(K3S_TOKEN)) or a C(token-file) in a k3s config file to an argument: the unit is readable by every user.
+    (C(K3S_TOKEN)) or a C(token-file) in a k3s config file to an argument, since every user can read the unit.
 seealso:
   - module: baremetal.k3s.k3s_config_file
   - module: baremetal.k3s.k3s_service_arg
