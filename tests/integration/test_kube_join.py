@@ -20,7 +20,13 @@ kube-apiserver, kube-controller-manager and kube-scheduler v1.36.3:
     server with another token refuses to start;
 (d) state.db copied with SQLite's online backup API while a writer creates ConfigMaps, then
     restored after ``rm -rf server/db``: what existed before the copy is back, what came after is
-    not; the restored datastore with a wrong token refuses to start.
+    not; the restored datastore with a wrong token refuses to start;
+(e) as k3s: an agent's ``--token-file`` that does not exist yet is waited for (``Waiting for <file>
+    to be available``, the unit stays ``activating``) and, once there, wins over ``K3S_TOKEN``;
+    ``K3S_DATA_DIR`` moves the agent's files; each node's password is stored as a hash in
+    ``kube-system/<node>.node-password.k3s`` owned by its Node, a rebuilt host with a new password
+    is refused (403, ``Node password rejected``) until its Node is deleted, which deletes the
+    Secret; the scheduler's :10259 verifies against the server CA.
 
 Without the image or the k3s double the test is skipped, or fails when
 BAREMETAL_K3S_REQUIRE_DOCKER=1 / BAREMETAL_K3S_REQUIRE_KUBE=1.
@@ -112,10 +118,11 @@ def unit_state(name, unit):
     return sh(name, 'systemctl is-active %s' % unit, check=False).stdout.strip()
 
 
-def start_unit(name, unit, argv):
+def start_unit(name, unit, argv, env=None):
     """k3s as a Type=notify unit, as the installer's units run it (systemd waits for READY=1)."""
+    setenv = ''.join('-E %s=%s ' % kv for kv in sorted((env or {}).items()))
     sh(name, 'systemctl reset-failed %s 2>/dev/null; systemd-run --no-block --unit %s -p Type=notify '
-             '-p TimeoutStartSec=infinity /usr/local/bin/k3s %s' % (unit, unit, ' '.join(argv)))
+             '-p TimeoutStartSec=infinity %s/usr/local/bin/k3s %s' % (unit, unit, setenv, ' '.join(argv)))
 
 
 def node_container(name, network):
@@ -250,6 +257,59 @@ def test_agent_restart_reregisters(cluster, joined):
     assert agent in ready_nodes(cluster['srv'])
 
 
+NODE_PASSWORD = '''
+import base64, hashlib, json, sys
+secret, password = json.load(sys.stdin), open("/etc/rancher/node/password").read().strip()
+version, salt, n, r, p, key = base64.b64decode(secret["data"]["hash"]).decode().split(":")
+want = base64.b64decode(key + "=" * (-len(key) % 4))
+got = hashlib.scrypt(password.encode(), salt=bytes.fromhex(salt), n=2 ** int(n), r=int(r), p=int(p),
+                     maxmem=128 * 1024 * 1024, dklen=len(want))
+print(version, n, r, p, got == want)
+'''
+
+
+def node_password_secret(name, node):
+    out = kubectl(name, 'get', 'secret', '-n', 'kube-system', '%s.node-password.k3s' % node, '-o', 'json', check=False)
+    return json.loads(out.stdout) if out.returncode == 0 else None
+
+
+def test_node_password_refuses_rebuilt_host_until_node_deleted(cluster, joined):
+    """k3s pkg/nodepassword: the hash of /etc/rancher/node/password in <node>.node-password.k3s, owned by the Node."""
+    srv, agent = cluster['srv'], cluster['agent']
+    wait('the agent joined', lambda: peek_state(agent).get('joined_at'), 120, [(agent, 'k3s-agent')])
+    uid = kubectl_json(srv, 'get', 'node', agent)['metadata']['uid']
+    secret = wait('the Secret owned by the Node', lambda: (node_password_secret(srv, agent) or {}).get('metadata', {}).get(
+        'ownerReferences') and node_password_secret(srv, agent), 30, [(srv, 'k3s')])
+    assert secret['type'] == 'k3s.cattle.io/node-password' and secret['immutable'] is True, secret
+    assert list(secret['data']) == ['hash'], secret
+    assert secret['metadata']['ownerReferences'] == [{'apiVersion': 'v1', 'kind': 'Node', 'name': agent, 'uid': uid}]
+    # k3s's scrypt format, checked against the agent's password file with Python's own scrypt
+    check = docker('exec', '-i', agent, 'python3', '-c', NODE_PASSWORD, stdin=json.dumps(secret))
+    assert check.stdout.split() == ['$1', '15', '8', '1', 'True'], check.stdout + check.stderr
+    # the host is rebuilt: a new password under the same name is refused
+    sh(agent, 'systemctl stop k3s-agent; rm -rf /etc/rancher/node /var/lib/rancher/k3s/agent %s' % STATE, timeout=60)
+    start_unit(agent, 'k3s-agent', ['agent'])
+    err = wait('the new password refused', lambda: 'Node password' in peek_state(agent).get('join_error', '') and
+               peek_state(agent)['join_error'], 60, [(agent, 'k3s-agent')])
+    assert err == ("Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not "
+                   "match server node-passwd entry, try enabling a unique node name with the --with-node-id flag"), err
+    assert unit_state(agent, 'k3s-agent') == 'activating'  # no READY=1
+    assert ('level=info msg="Waiting to retrieve agent configuration; server is not ready: Node password rejected'
+            in journal(agent, 'k3s-agent'))
+    logged = sh(srv, 'journalctl -u k3s --no-pager | grep "Sending HTTP 403"', check=False).stdout
+    assert 'unable to verify password for node %s: hash does not match' % agent in logged, logged
+    assert node_password_secret(srv, agent)['metadata']['uid'] == secret['metadata']['uid']
+    # deleting the Node deletes its Secret (garbage collector), and the host joins again by itself
+    kubectl(srv, 'delete', 'node', agent)
+    wait('the Secret deleted with its Node', lambda: node_password_secret(srv, agent) is None, 60, [(srv, 'k3s')])
+    wait('the rebuilt agent active', lambda: unit_state(agent, 'k3s-agent') == 'active', 120, [(agent, 'k3s-agent')])
+    wait('the rebuilt agent Ready', lambda: agent in ready_nodes(srv), 60)
+    new_uid = kubectl_json(srv, 'get', 'node', agent)['metadata']['uid']
+    wait('the new Secret owned by the new Node', lambda: ((node_password_secret(srv, agent) or {}).get('metadata', {}).get(
+        'ownerReferences') or [{}])[0].get('uid') == new_uid, 30, [(srv, 'k3s')])
+    assert state(agent)['node_created'] is True
+
+
 def test_wrong_token_is_refused(cluster, joined):
     srv, bad = cluster['srv'], cluster['bad']
     ca_hash = joined[3:].split('::')[0]
@@ -269,6 +329,56 @@ def test_wrong_token_is_refused(cluster, joined):
     assert 'level=error msg="Failed to validate connection to cluster at %s: token CA hash' % url in journal(bad, 'k3s-agent')
     assert bad not in node_names(srv)
     sh(bad, 'systemctl stop k3s-agent; systemctl reset-failed k3s-agent 2>/dev/null; true')
+
+
+def test_agent_waits_for_token_file_which_wins_over_k3s_token(cluster, joined):
+    """k3s pkg/util/file.go ReadFile and pkg/cli/agent/agent.go Run: the file is waited for and replaces K3S_TOKEN."""
+    srv, bad = cluster['srv'], cluster['bad']
+    late = '/etc/rancher/k3s/late-token'
+    sh(bad, 'systemctl stop k3s-agent; systemctl reset-failed k3s-agent 2>/dev/null; rm -f %s %s; '
+            'mkdir -p /etc/rancher/k3s; true' % (STATE, late))
+    wrong = 'K10%s::server:not-the-secret' % joined[3:].split('::')[0]
+    start_unit(bad, 'k3s-agent', ['agent', '--server', 'https://%s:6443' % srv, '--token-file', late],
+               env={'K3S_TOKEN': wrong, 'K3S_DATA_DIR': '/var/lib/k3s-alt'})
+    waiting = 'level=info msg="Waiting for %s to be available\\n"' % late
+    wait('two looks for the token file', lambda: sh(bad, 'journalctl -u k3s-agent --no-pager',
+                                                    check=False).stdout.count(waiting) >= 2, 60, [(bad, 'k3s-agent')])
+    assert unit_state(bad, 'k3s-agent') == 'activating'  # no READY=1 while it waits
+    assert peek_state(bad)['phase'] == 'waiting-for-token-file'
+    sh(bad, 'printf "%%s\\n" "%s" > %s' % (joined, late))
+    wait('the agent active with the token of the file', lambda: unit_state(bad, 'k3s-agent') == 'active', 120,
+         [(bad, 'k3s-agent')])
+    assert bad in node_names(srv) and not state(bad).get('join_error')
+    files = sh(bad, 'ls /var/lib/k3s-alt/agent; ls /var/lib/rancher/k3s/agent 2>&1; true').stdout
+    assert 'client-kubelet.crt' in files and 'No such file or directory' in files, files  # K3S_DATA_DIR
+    wait('its node-password Secret owned by the Node',
+         lambda: (node_password_secret(srv, bad) or {}).get('metadata', {}).get('ownerReferences'), 30, [(srv, 'k3s')])
+    sh(bad, 'systemctl stop k3s-agent; systemctl reset-failed k3s-agent 2>/dev/null; true')
+    kubectl(srv, 'delete', 'node', bad)
+    wait('its node-password Secret deleted with the Node', lambda: node_password_secret(srv, bad) is None, 60)
+
+
+def test_scheduler_serving_certificate_verifies(cluster, joined):
+    """k3s 1.31.9+ (pkg/daemons/control/server.go scheduler): --tls-cert-file from server/tls/kube-scheduler/."""
+    srv = cluster['srv']
+    crt = '%s/tls/kube-scheduler/kube-scheduler.crt' % DATA
+    wait('the scheduler started', lambda: peek_state(srv).get('scheduler_started_at'), 120, [(srv, 'k3s')])
+    args = state(srv)['scheduler_args']
+    assert '--tls-cert-file=%s' % crt in args, args
+    assert '--tls-private-key-file=%s/tls/kube-scheduler/kube-scheduler.key' % DATA in args, args
+    probe = ('import ssl, urllib.request\n'
+             'ctx = ssl.create_default_context(cafile="%s/tls/server-ca.crt")\n'
+             'for host in ("127.0.0.1", "localhost"):\n'
+             '    print(urllib.request.urlopen("https://%%s:10259/healthz" %% host, context=ctx, timeout=10).read().decode())\n'
+             % DATA)
+    last = []
+
+    def verified():
+        last[:] = [docker('exec', '-i', srv, 'python3', '-', stdin=probe, check=False)]
+        return last[0].returncode == 0
+
+    wait('the scheduler healthy, verified against the server CA', verified, 60, [(srv, 'k3s')])
+    assert last[0].stdout.split() == ['ok', 'ok'], last[0].stdout + last[0].stderr
 
 
 def test_csr_signed_by_controller_manager(cluster, joined):
