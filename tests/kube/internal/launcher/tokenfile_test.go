@@ -98,6 +98,13 @@ func TestTokenFileWaitedFor(t *testing.T) {
 	if err != nil || got != "late" || waits != 3 {
 		t.Fatalf("got %q %v after %d waits", got, err, waits)
 	}
+	// a server's start goes through the same wait (and the file wins over --token)
+	os.Remove(f)
+	waits = 0
+	tok, err := resolveServerToken(context.Background(), serverValues(t, "--token=given", "--token-file="+f), t.TempDir(), onWait)
+	if err != nil || tok.password != "late" || waits != 3 {
+		t.Fatalf("server: got %+v %v after %d waits", tok, err, waits)
+	}
 	// the agent's start goes through the same wait
 	os.Remove(f)
 	waits = 0
