@@ -368,9 +368,14 @@ def usable(values):
 
 
 def add(found, values):
-    """Put ``values`` into the set ``found`` (a module's ``no_log_values``, or a plan's own set)."""
+    """Put ``values`` into the set ``found`` (a module's ``no_log_values``, or a plan's own set), each also as
+    Python's repr writes it when that differs (a control character escaped: how a list shows in a log line)."""
     if found is not None:
-        found.update(usable(values))
+        for value in usable(values):
+            found.add(value)
+            shown = repr(value)[1:-1]
+            if shown != value:
+                found.add(shown)
     return found
 
 

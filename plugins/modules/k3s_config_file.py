@@ -250,8 +250,16 @@ def hide_secrets(module):
         _secrets.add(module.no_log_values, _secrets.config_secrets(values))
 
 
+class Module(AnsibleModule):
+    """AnsibleModule whose own log line on the node (journal or syslog: "Invoked with ...") masks the secrets too."""
+
+    def _log_invocation(self):
+        hide_secrets(self)
+        super()._log_invocation()
+
+
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
+    module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
                            required_if=[('state', 'present', ['values'])])
     hide_secrets(module)
     try:

@@ -267,8 +267,16 @@ def hide_secrets(module):
     _secrets.add(module.no_log_values, installer.param_secrets(module.params))
 
 
+class Module(AnsibleModule):
+    """AnsibleModule whose own log line on the node (journal or syslog: "Invoked with ...") masks the secrets too."""
+
+    def _log_invocation(self):
+        hide_secrets(self)
+        super()._log_invocation()
+
+
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     hide_secrets(module)
     try:
         with _io.node_lock(module, installer.lock_key(module.params)):

@@ -280,10 +280,23 @@ ARGUMENT_SPEC = dict(
 )
 
 
+def hide_secrets(module):
+    """A secret in ``arg`` (``--token=x``) never appears in the module's output: Ansible masks it (those read from the
+    node are added by the plan)."""
+    _secrets.add(module.no_log_values, _secrets.argv_secrets([module.params.get('arg')]))
+
+
+class Module(AnsibleModule):
+    """AnsibleModule whose own log line on the node (journal or syslog: "Invoked with ...") masks the secrets too."""
+
+    def _log_invocation(self):
+        hide_secrets(self)
+        super()._log_invocation()
+
+
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    # a secret in arg (--token=x) and those read from the node are masked by Ansible in the whole result
-    _secrets.add(module.no_log_values, _secrets.argv_secrets([module.params['arg']]))
+    module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    hide_secrets(module)
     try:
         with _io.node_lock(module, service_arg.lock_key(module.params)):
             plan = service_arg.plan(_io.node_view(module), module.params, module.no_log_values)

@@ -188,8 +188,8 @@ def test_hide_message(text, values, expected):
 def test_usable_never_keeps_an_empty_value():
     assert s.usable(['', ' ', None, True, 'x', 'x', 12]) == ['x', '12']
     found = set()
-    s.add(found, ['', 'y'])
-    assert found == {'y'}
+    s.add(found, ['', 'y', 'z\x01'])
+    assert found == {'y', 'z\x01', 'z\\x01'}  # a control character also as a log line's repr shows it
 
 
 def test_secret_plan_diff():

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import json
 
+from unittest.mock import patch
+
 import pytest
 
+from ansible.module_utils import basic
 from ansible.module_utils.common import warnings as ansible_warnings
 
 from ansible_collections.baremetal.k3s.plugins.modules import k3s_config_file, k3s_info, k3s_service, k3s_service_arg, rollback
@@ -52,16 +55,20 @@ def fixture_no_leftover_warnings():
 
 
 def run(module, args, capsys, check_mode=False, diff=True):
-    """Run ``module.main()`` through Ansible's own exit_json/fail_json; (failed, result, the JSON it printed)."""
+    """Run ``module.main()`` through Ansible's own exit_json/fail_json; (failed, result, the JSON it printed followed by
+    the lines it logged on the node: AnsibleModule logs its options to the journal or syslog when it starts)."""
     capsys.readouterr()
-    with set_module_args(args, check_mode=check_mode, diff=diff), pytest.raises(SystemExit) as exc:
+    logged = []
+    with set_module_args(args, check_mode=check_mode, diff=diff), pytest.raises(SystemExit) as exc, \
+            patch.object(basic.AnsibleModule, 'log', lambda self, msg, log_args=None: logged.append(msg)):
         module.main()
     out = capsys.readouterr().out
     text = next(line for line in reversed(out.splitlines()) if line.startswith('{'))
     result = json.loads(text)
     assert 'invocation' in result, text  # Ansible's own exit path ran: it adds the invocation (and masks no_log_values)
     assert (exc.value.code != 0) == bool(result.get('failed')), text
-    return bool(result.get('failed')), result, text
+    assert any(m.startswith('Invoked') for m in logged), logged
+    return bool(result.get('failed')), result, '\n'.join([text] + logged)
 
 
 def assert_hidden(text, *values):
