@@ -136,6 +136,13 @@ def test_unbound_identity_cannot_list_nodes(host):
                           'app.kubernetes.io/managed-by=baremetal.k3s')
 
 
+def test_the_defaults_bind_no_role():
+    """Converge named no cluster role: no binding was made, and the API said alice may not list nodes."""
+    with open(SIDE_EFFECT, encoding='utf-8') as f:
+        seen = json.load(f)
+    assert seen['default_bindings'] == '' and seen['default_can_list_nodes'] == 'no', seen
+
+
 def test_bad_inputs_failed_and_changed_nothing(host):
     with open(SIDE_EFFECT, encoding='utf-8') as f:
         seen = json.load(f)

@@ -1,0 +1,113 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A fleet grown with site.yml --limit: one cluster in the real API, nothing restarted, no secret shown."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import testinfra
+
+EPHEMERAL = os.environ['MOLECULE_EPHEMERAL_DIRECTORY']
+KUBECTL = 'k3s kubectl --kubeconfig /etc/rancher/k3s/k3s.yaml '
+FIRST_NODES = ('bk3s-grow-server-1', 'bk3s-grow-agent-1')
+ALL_NODES = FIRST_NODES + ('bk3s-grow-server-2', 'bk3s-grow-agent-2')
+LOGS = ('add-agent-2', 'add-server-2', 'rerun-agent-1', 'other-token', 'check-diff', 'manifests')
+# the inventory's secrets (molecule.yml): they must not appear in any output
+S3_SECRETS = ('grow-access-key-AKIA7Q3', 'grow-secret-key-9f2e71c4b0')
+
+
+def _host(name):
+    return testinfra.get_host('ansible://%s' % name, ansible_inventory=os.environ['MOLECULE_INVENTORY_FILE'])
+
+
+def _grow():
+    with open(os.path.join(EPHEMERAL, 'grow.json'), encoding='utf-8') as f:
+        return json.load(f)
+
+
+def _log(name):
+    with open(os.path.join(EPHEMERAL, 'grow-%s.log' % name), encoding='utf-8') as f:
+        return f.read()
+
+
+def _recap(lines, host):
+    line = next(line for line in lines if line.startswith(host + ' '))
+    return dict((k, int(v)) for k, v in re.findall(r'(\w+)=(\d+)', line))
+
+
+def test_one_cluster_every_node_ready_in_both_servers_apis():
+    for server in ('bk3s-grow-server-1', 'bk3s-grow-server-2'):
+        nodes = json.loads(_host(server).check_output(KUBECTL + 'get nodes -o json'))['items']
+        ready = {n['metadata']['name']: [c['status'] for c in n['status']['conditions'] if c['type'] == 'Ready']
+                 for n in nodes}
+        assert ready == {name: ['True'] for name in ALL_NODES}, (server, ready)
+
+
+def test_the_first_nodes_never_restarted_and_kept_their_tokens():
+    grow = _grow()
+    for name in FIRST_NODES:
+        assert grow['after'][name] == grow['before'][name], (name, grow['before'][name], grow['after'][name])
+
+
+def test_each_limit_run_touched_only_its_node():
+    grow = _grow()
+    recaps = grow['recaps']
+    for run, node in (('add-agent-2', 'bk3s-grow-agent-2'), ('add-server-2', 'bk3s-grow-server-2')):
+        hosts = sorted(line.split()[0] for line in recaps[run])
+        assert hosts == [node], (run, recaps[run])
+        assert _recap(recaps[run], node)['failed'] == 0 and _recap(recaps[run], node)['changed'] > 0, recaps[run]
+    assert _recap(recaps['rerun-agent-1'], 'bk3s-grow-agent-1')['changed'] == 0, recaps['rerun-agent-1']
+    print('\nfleet_grow: site.yml --limit took %s' % grow['seconds'])
+
+
+def test_a_different_token_stops_the_run_and_stays():
+    grow = _grow()
+    assert grow['other_token_rc'] != 0 and grow['other_token_left'] == 'other-cluster-token', grow
+    log = _log('other-token')
+    assert 'holds a different token' in log and 'Nothing was changed' in log, log[-3000:]
+    assert _recap(grow['recaps']['other-token'], 'bk3s-grow-agent-1')['failed'] == 1
+
+
+def test_check_diff_on_the_live_fleet_changes_nothing():
+    recaps = _grow()['recaps']['check-diff']
+    assert sorted(line.split()[0] for line in recaps) == sorted(ALL_NODES), recaps
+    for line in recaps:
+        counts = dict((k, int(v)) for k, v in re.findall(r'(\w+)=(\d+)', line))
+        assert counts['changed'] == 0 and counts['failed'] == 0, line
+
+
+def test_no_secret_in_any_output():
+    token = _host('bk3s-grow-server-1').check_output('cat /var/lib/rancher/k3s/server/token').strip()
+    password = token.rsplit(':', 1)[-1]
+    assert len(password) >= 16, 'the server token has no password part to look for'
+    for name in LOGS:
+        log = _log(name)
+        for secret in (token, password) + S3_SECRETS:
+            assert secret not in log, 'grow-%s.log shows a secret (%s...)' % (name, secret[:4])
+
+
+def test_manifests_placed_changed_and_pruned_only_the_roles():
+    manifests = '/var/lib/rancher/k3s/server/manifests/'
+    first, second = _host('bk3s-grow-server-1'), _host('bk3s-grow-server-2')
+    assert 'version: "2"' in first.file(manifests + 'grow-config.yaml').content_string
+    assert not first.file(manifests + 'grow-extra.yaml').exists
+    assert first.file(manifests + 'admin-own.yaml').content_string == 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: admin-own}\n'
+    assert first.file(manifests + 'grow-config.yaml').mode == 0o600
+    # server-2 kept the list it was given when it was added
+    assert 'version: "1"' in second.file(manifests + 'grow-config.yaml').content_string
+    assert second.file(manifests + 'grow-extra.yaml').exists
+    assert _recap(_grow()['recaps']['manifests'], 'bk3s-grow-server-1')['failed'] == 0
+
+
+def test_tls_san_in_the_certificate_the_api_serves():
+    from cryptography import x509  # pylint: disable=import-outside-toplevel
+    pem = _host('bk3s-grow-server-2').check_output(
+        "python3 -c \"import ssl; print(ssl.get_server_certificate(('127.0.0.1', 6443)))\"")
+    cert = x509.load_pem_x509_certificate(pem.encode())
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName)
+    assert 'grow.example.internal' in names, names

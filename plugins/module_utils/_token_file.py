@@ -1,0 +1,120 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""The logic of ``baremetal.k3s.k3s_token_file``: the cluster token a node joins with, in its own 0600 file.
+
+A node that has joined keeps working with the token it has; writing another one over it (an
+empty one, one rendered from a server that was not in the play, the token of another cluster)
+breaks the join at the next restart. So the file is written when it is missing, left alone when
+it holds the same token, and a *different* token is refused unless the caller asks to replace it.
+
+"The same token" is k3s's own reading (``pkg/clientaccess/token.go``): a token is either a bare
+password or ``K10<sha256 of the cluster CA>::<user>:<password>``; only the password authenticates,
+and the CA hash, when both tokens carry one, names the cluster. ``K10abc::server:s3cret`` and
+``s3cret`` are the same token. k3s trims surrounding white space when it reads the file.
+
+No value is ever put in a message, a fact or a diff.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
+
+TOKEN_PREFIX = 'K10'
+_HEX = re.compile(r'[0-9a-fA-F]+')
+_PRINTABLE = re.compile(r'[\x21-\x7e]+')  # what k3s's tokens are made of: printable ASCII, no space
+
+
+class TokenPlan(Plan):
+    """A Plan whose diff says which file changed and never what it holds."""
+
+    def diff(self):
+        return [{'before_header': c.path, 'after_header': c.path,
+                 'before': '' if c.before is None else '(a token, hidden)\n', 'after': '(a token, hidden)\n'}
+                for c in self.changes]
+
+
+class Token:
+    """A k3s token as k3s parses it: ``password`` and, for a full token, ``ca_hash`` and ``user``."""
+
+    __slots__ = ('ca_hash', 'user', 'password')
+
+    def __init__(self, ca_hash, user, password):
+        self.ca_hash = ca_hash
+        self.user = user
+        self.password = password
+
+    def same_as(self, other):
+        """True when a node holding ``self`` joins as one holding ``other`` would (same password, same cluster CA)."""
+        if self.password != other.password:
+            return False
+        return not (self.ca_hash and other.ca_hash) or self.ca_hash.lower() == other.ca_hash.lower()
+
+
+def parse(text, where):
+    """The :class:`Token` in ``text`` (white space around it ignored); PlanError naming ``where`` when it is not one."""
+    token = text.strip()
+    if not token:
+        raise PlanError('%s is empty: a node cannot join a cluster without its token. Give the token (k3s_server_token, '
+                        'k3s_agent_token), or run with the first server in the play so that its token is read from it.'
+                        % where)
+    if not _PRINTABLE.fullmatch(token):
+        raise PlanError('%s is not a k3s token: it holds white space or control characters inside (k3s tokens are '
+                        'printable ASCII without spaces). Check where it comes from.' % where)
+    if not token.startswith(TOKEN_PREFIX) or '::' not in token:
+        return Token('', '', token)
+    ca_hash, dummy, credentials = token[len(TOKEN_PREFIX):].partition('::')
+    user, sep, password = credentials.partition(':')
+    if not _HEX.fullmatch(ca_hash) or not sep or not password:
+        raise PlanError('%s starts like a full k3s token (K10<CA hash>::<user>:<password>) but is not one. Give the token '
+                        'as the server wrote it (<data-dir>/server/token) or the bare password.' % where)
+    return Token(ca_hash, user, password)
+
+
+def plan(view, params):
+    """The Plan: create the file, leave it, or (with ``replace``) rewrite it; PlanError for a different token."""
+    path = params['path']
+    new = parse(params['token'] or '', 'the token given')
+    if view.isdir(path):
+        raise PlanError('%s is a directory; give the path of the token file (token-file in k3s\'s config).' % path)
+    before = view.read(path)
+    facts = {'path': path, 'replaced': False}
+    warnings = []
+    after = (params['token'].strip() + '\n').encode('ascii')
+    if before is None:
+        return TokenPlan([Change(path, None, after, mode=0o600, owner='root', group='root')], facts)
+    try:
+        old = parse(before.decode('ascii'), path)
+    except (UnicodeDecodeError, PlanError):
+        old = None
+    if old is not None and old.same_as(new):
+        return TokenPlan([], facts, _mode_warnings(view, path))
+    if not params.get('replace'):
+        what = 'no readable k3s token' if old is None else 'a different token (%s)' % _difference(old, new)
+        raise PlanError('%s holds %s than the one this run would write, and the node may have joined its cluster with it. '
+                        'Nothing was changed. If the node should now use the new token, set replace (the roles\' '
+                        'k3s_server_token_replace / k3s_agent_token_replace) or remove the file; otherwise check the '
+                        'token this run was given (k3s_server_token, k3s_agent_token, or the first server\'s).'
+                        % (path, what), path=path)
+    facts['replaced'] = True
+    warnings.extend(_mode_warnings(view, path))
+    return TokenPlan([Change(path, before, after)], facts, warnings)
+
+
+def _difference(old, new):
+    if old.ca_hash and new.ca_hash and old.ca_hash.lower() != new.ca_hash.lower():
+        return 'another cluster CA'
+    return 'another password'
+
+
+def _mode_warnings(view, path):
+    mode = view.mode(path)
+    if mode is not None and mode & 0o077:
+        return ['%s has mode %04o: it holds the cluster token; make it 0600 (chmod 600 %s).' % (path, mode, path)]
+    return []
