@@ -348,7 +348,7 @@ def file_secrets(data):
     except Exception:  # pylint: disable=broad-except
         pass
     try:
-            found.extend(config_secrets(k3s_config.load_yaml(data)))
+        found.extend(config_secrets(k3s_config.load_yaml(data)))
     except Exception:  # pylint: disable=broad-except
         pass
     return found

@@ -260,7 +260,7 @@ class Module(AnsibleModule):
 
 def main():
     module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
-                           required_if=[('state', 'present', ['values'])])
+                    required_if=[('state', 'present', ['values'])])
     hide_secrets(module)
     try:
         with _io.node_lock(module, config_file.lock_key(module.params)):
