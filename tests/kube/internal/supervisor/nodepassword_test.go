@@ -252,12 +252,17 @@ func TestNodePasswordController(t *testing.T) {
 		}
 	}
 	old := time.Now().Add(-MinOrphanSecretAge - time.Minute).UTC().Format(time.RFC3339)
-	api.secrets["gone.node-password.k3s"]["metadata"].(map[string]any)["creationTimestamp"] = old
+	for _, n := range []string{"gone", "agent-1"} { // both old; agent-1 has its Node
+		api.secrets[n+".node-password.k3s"]["metadata"].(map[string]any)["creationTimestamp"] = old
+	}
 	api.secrets["other.node-password.k3s"] = map[string]any{"type": "Opaque", "metadata": map[string]any{
 		"name": "other.node-password.k3s", "uid": "u", "creationTimestamp": old}}
 	api.nodes = []map[string]any{{"metadata": map[string]any{"name": "agent-1", "uid": "node-uid-1"}}}
 	if err := np.Sync(ctx, time.Now(), true); err != nil {
 		t.Fatal(err)
+	}
+	if api.secrets["agent-1.node-password.k3s"] == nil {
+		t.Fatal("the Secret of an existing Node was deleted")
 	}
 	owners, _ := json.Marshal(api.secrets["agent-1.node-password.k3s"]["metadata"].(map[string]any)["ownerReferences"])
 	if string(owners) != `[{"apiVersion":"v1","kind":"Node","name":"agent-1","uid":"node-uid-1"}]` {
@@ -266,7 +271,7 @@ func TestNodePasswordController(t *testing.T) {
 	if _, ok := api.secrets["gone.node-password.k3s"]; ok {
 		t.Error("the old orphan was kept")
 	}
-	for _, n := range []string{"young.node-password.k3s", "other.node-password.k3s"} {
+	for _, n := range []string{"agent-1.node-password.k3s", "young.node-password.k3s", "other.node-password.k3s"} {
 		if _, ok := api.secrets[n]; !ok {
 			t.Errorf("%s deleted", n)
 		}
