@@ -118,3 +118,30 @@ func TestReadWriteFiles(t *testing.T) {
 		t.Fatalf("second Write wrote %q", wrote)
 	}
 }
+
+// k3s's ControlRuntimeBootstrap carries EncryptionConfig: a server started
+// with --secrets-encryption shares its key with the servers that join.
+func TestOptionalFilesTravelWhenPresent(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	for name, rel := range Paths {
+		p := filepath.Join(src, rel)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte("content of "+name), 0o600)
+	}
+	without, err := Read(src)
+	if err != nil || bytes.Contains(without, []byte("EncryptionConfig")) {
+		t.Fatalf("Read without the optional file: %v %s", err, without)
+	}
+	os.WriteFile(filepath.Join(src, Optional["EncryptionConfig"]), []byte(`{"kind":"EncryptionConfiguration"}`), 0o600)
+	with, err := Read(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dst, with); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dst, "cred/encryption-config.json"))
+	if err != nil || string(got) != `{"kind":"EncryptionConfiguration"}` {
+		t.Fatalf("encryption config not written from the bootstrap data: %q %v", got, err)
+	}
+}

@@ -29,12 +29,33 @@ var Paths = map[string]string{
 	"PasswdFile":         "cred/passwd",
 }
 
+// Optional are bootstrap files a server has only with some options: the
+// secrets encryption configuration (--secrets-encryption).
+var Optional = map[string]string{
+	"EncryptionConfig": "cred/encryption-config.json",
+}
+
 // Read serialises the files under serverDir (all must exist) to JSON.
 func Read(serverDir string) ([]byte, error) {
 	data := map[string]File{}
 	for name, rel := range Paths {
 		p := filepath.Join(serverDir, rel)
 		content, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read %s: %w", p, err)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		data[name] = File{Timestamp: st.ModTime(), Content: content}
+	}
+	for name, rel := range Optional {
+		p := filepath.Join(serverDir, rel)
+		content, err := os.ReadFile(p)
+		if os.IsNotExist(err) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("failed to read %s: %w", p, err)
 		}
@@ -59,7 +80,9 @@ func Write(serverDir string, data []byte) ([]string, error) {
 	for name, f := range files {
 		rel, ok := Paths[name]
 		if !ok {
-			continue
+			if rel, ok = Optional[name]; !ok {
+				continue
+			}
 		}
 		p := filepath.Join(serverDir, rel)
 		if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, f.Content) {

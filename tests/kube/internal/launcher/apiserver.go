@@ -59,6 +59,10 @@ func apiServerArgs(v *configfile.Values, fl flavor, p pki, ds datastore, adv net
 	for k, val := range ds.apiServerArgs() {
 		m[k] = val
 	}
+	if v.Bool("secrets-encryption") {
+		m["encryption-provider-config"] = p.credPath(encryptionConfigName)
+		m["encryption-provider-config-automatic-reload"] = "true"
+	}
 	if adv != nil {
 		m["advertise-address"] = adv.String()
 	} else {

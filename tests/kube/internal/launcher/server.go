@@ -249,6 +249,13 @@ func (s *server) bootstrapAndCerts(ctx context.Context) error {
 		} else {
 			infof("Reusing certificates and keys in %s", s.p.dir)
 		}
+		if s.v.Bool("secrets-encryption") {
+			if wrote, err := ensureEncryptionConfig(s.p.credPath(encryptionConfigName)); err != nil {
+				return err
+			} else if wrote {
+				infof("Generated the secrets encryption configuration %s", s.p.credPath(encryptionConfigName))
+			}
+		}
 		return writePasswd(s.p.credPath("passwd"), s.fl.prog.Name, s.tok)
 	}
 	if OpenKV == nil {
