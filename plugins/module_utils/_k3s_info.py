@@ -34,6 +34,14 @@ KUBEADM_ADMIN = '/etc/kubernetes/admin.conf'
 KUBEADM_KUBELET_CONF = '/etc/kubernetes/kubelet.conf'
 # kubeadm's packages install kubectl there; the node's PATH is asked first.
 KUBEADM_KUBECTL = '/usr/bin/kubectl'
+# The scheduler's serving certificate k3s issues from its server CA and passes as --tls-cert-file
+# (k3s-io/k3s#12172: 1.30.13, 1.31.9, 1.32.5, 1.33.1 and every later minor), under <data-dir>.
+SCHEDULER_SERVING_CERT = ('server', 'tls', 'kube-scheduler', 'kube-scheduler.crt')
+SERVER_CA = ('server', 'tls', 'server-ca.crt')
+SCHEDULER_CERT_SINCE = {30: 13, 31: 9, 32: 5, 33: 1}
+# RKE2 runs the scheduler as a static pod it writes at every start: its arguments say which certificate it serves.
+RKE2_SCHEDULER_MANIFEST = ('agent', 'pod-manifests', 'kube-scheduler.yaml')
+_KUBE_VERSION_RE = re.compile(r'^v(\d+)\.(\d+)\.(\d+)')
 
 
 def parse_version(text):
@@ -52,7 +60,8 @@ def _empty(service, hostname, platform='k3s'):
         'manifest_path': '', 'data_dir': '', 'scheduler_kubeconfig': '', 'admin_kubeconfig': '', 'kubectl': [],
         'unit_path': '', 'dropins': [], 'unit_writable': False, 'node_role': '', 'argv': [], 'k3s_args': [],
         'config_file': '', 'config_files': [], 'config_dir_writable': False, 'scheduler_args': [],
-        'scheduler_config': '', 'scheduler_config_source': '', 'version': '', 'kubernetes_version': '',
+        'scheduler_config': '', 'scheduler_config_source': '', 'scheduler_ca_file': '', 'version': '',
+        'kubernetes_version': '',
         'active': False, 'main_pid': 0, 'node_name': hostname.strip().lower(),
     }
 
@@ -85,6 +94,56 @@ def kubeadm_kubectl(view):
 def _last_flag(args, *names):
     values = k3s_config.flag_values(args, *names)
     return values[-1] if values else ''
+
+
+def has_scheduler_cert(kube_version):
+    """False when ``kube_version`` (v1.31.4) is a k3s release older than the scheduler's serving certificate; True
+    for later ones and for a version that cannot be read (the certificate file decides then)."""
+    m = _KUBE_VERSION_RE.match(kube_version or '')
+    if not m:
+        return True
+    major, minor, patch = (int(g) for g in m.groups())
+    if major != 1 or minor > max(SCHEDULER_CERT_SINCE):
+        return major >= 1
+    return minor in SCHEDULER_CERT_SINCE and patch >= SCHEDULER_CERT_SINCE[minor]
+
+
+def _scheduler_arg(scheduler_args, name):
+    """The last value a ``--kube-scheduler-arg`` gives ``name`` (k3s strips leading dashes), or None."""
+    value = None
+    for arg in scheduler_args:
+        key, sep, rest = arg.partition('=')
+        if sep and key.lstrip('-').rstrip('+-') == name:
+            value = rest
+    return value
+
+
+def scheduler_ca_file(view, platform, data_dir, kube_version, scheduler_args):
+    """The CA that signs the certificate the scheduler serves on :10259, when the node shows it; '' otherwise.
+
+    k3s: its server CA, when k3s issued ``server/tls/kube-scheduler/kube-scheduler.crt`` (its release passes that
+    file to the scheduler) and no ``--kube-scheduler-arg`` names another one. RKE2: the same, when the scheduler's
+    static pod (written at RKE2's last start) passes that certificate.
+    """
+    cert = os.path.join(data_dir, *SCHEDULER_SERVING_CERT)
+    ca = os.path.join(data_dir, *SERVER_CA)
+    if not (view.isfile(cert) and view.isfile(ca)):
+        return ''
+    if platform == 'rke2':
+        data = view.read(os.path.join(data_dir, *RKE2_SCHEDULER_MANIFEST))
+        try:
+            pod = goyaml.load_json(data, strict=True) if data is not None else None
+        except goyaml.GoYamlError:
+            return ''
+        container = _scheduler_container(pod) if isinstance(pod, dict) else None
+        if container is None:
+            return ''
+        argv = [str(a) for a in (container.get('command') or []) + (container.get('args') or [])]
+        return ca if _last_flag(argv[1:], 'tls-cert-file') == cert else ''
+    given = _scheduler_arg(scheduler_args, 'tls-cert-file')
+    if given not in (None, cert) or not has_scheduler_cert(kube_version):
+        return ''
+    return ca
 
 
 def gather_service(view, service, found=None):
@@ -145,6 +204,7 @@ def gather_service(view, service, found=None):
     if rc == 0:
         version, kube_version = parse_version(out)
     active, pid = _running(view, init)
+    scheduler_args = [v for v, dummy in effective]
 
     result.update({
         'installed': True, 'platform': platform, 'init': init.kind, 'service': services.short_name(init.service),
@@ -155,8 +215,10 @@ def gather_service(view, service, found=None):
         'node_role': role, 'argv': secrets.hide_argv(argv), 'k3s_args': secrets.hide_argv(k3s_args),
         'config_file': config_file, 'config_files': files,
         'config_dir_writable': view.writable(os.path.join(config_file + '.d', 'x.yaml')),
-        'scheduler_args': [v for v, dummy in effective],
+        'scheduler_args': scheduler_args,
         'scheduler_config': sched_config, 'scheduler_config_source': sched_source,
+        'scheduler_ca_file': (scheduler_ca_file(view, platform, data_dir, kube_version, scheduler_args)
+                              if role == 'server' else ''),
         'version': version, 'kubernetes_version': kube_version,
         'active': bool(active), 'main_pid': int(pid or 0),
         'node_name': node_name.strip().lower(),

@@ -130,6 +130,17 @@ scheduler_kubeconfig:
   returned: always
   type: str
   sample: /var/lib/rancher/k3s/server/cred/scheduler.kubeconfig
+scheduler_ca_file:
+  description:
+    - The CA that signs the certificate the scheduler serves on its health port (C(127.0.0.1:10259)), so that a probe
+      can verify it - C(<data_dir>/server/tls/server-ca.crt) when k3s issued the scheduler's serving certificate
+      C(<data_dir>/server/tls/kube-scheduler/kube-scheduler.crt) (k3s 1.30.13, 1.31.9, 1.32.5, 1.33.1 and later) and
+      no C(--kube-scheduler-arg) names another one; for RKE2 when the scheduler's static pod passes that certificate.
+    - Empty when the scheduler serves a certificate of its own (older releases, kubeadm) or the node is no server;
+      M(baremetal.k3s.extender_status) then probes without verifying.
+  returned: always
+  type: str
+  sample: /var/lib/rancher/k3s/server/tls/server-ca.crt
 admin_kubeconfig:
   description: The administrator's kubeconfig the platform writes (C(--write-kubeconfig), else the default).
   returned: always

@@ -27,7 +27,8 @@ SCHED_FILE = '/etc/rancher/k3s/kube-scheduler/config.yaml'
 KEYS = {'changed', 'installed', 'platform', 'init', 'service', 'unit_path', 'dropins', 'unit_writable', 'node_role',
         'argv', 'k3s_args', 'config_file', 'config_files', 'config_dir_writable', 'scheduler_args',
         'scheduler_config', 'scheduler_config_source', 'version', 'kubernetes_version', 'active', 'main_pid',
-        'node_name', 'manifest_path', 'data_dir', 'scheduler_kubeconfig', 'admin_kubeconfig', 'kubectl'}
+        'node_name', 'manifest_path', 'data_dir', 'scheduler_kubeconfig', 'admin_kubeconfig', 'kubectl',
+        'scheduler_ca_file'}
 
 
 CONFIG = '/etc/rancher/k3s/config.yaml'
@@ -221,6 +222,60 @@ def test_data_dir_from_the_flag_the_config_files_or_k3s_data_dir(node):
     assert ok()['data_dir'] == '/srv/flag-data'
 
 
+def scheduler_cert(node, data_dir='/var/lib/rancher/k3s'):
+    """The server CA and the scheduler's serving certificate as k3s 1.31.9+ lays them out; the CA's node path."""
+    node.write(data_dir + '/server/tls/server-ca.crt', 'CA\n')
+    node.write(data_dir + '/server/tls/kube-scheduler/kube-scheduler.crt', 'CERT\nCA\n')
+    node.write(data_dir + '/server/tls/kube-scheduler/kube-scheduler.key', 'KEY\n', 0o600)
+    return data_dir + '/server/tls/server-ca.crt'
+
+
+def test_scheduler_ca_file_when_k3s_issued_the_schedulers_certificate(node):
+    unit = node.install()
+    assert ok()['scheduler_ca_file'] == ''  # no serving certificate (k3s before 1.31.9): the scheduler signs its own
+    node.write('/var/lib/rancher/k3s/server/tls/kube-scheduler/kube-scheduler.crt', 'CERT\n')
+    assert ok()['scheduler_ca_file'] == ''  # no server CA beside it
+    ca = scheduler_cert(node)
+    r = ok()
+    assert r['scheduler_ca_file'] == ca == '/var/lib/rancher/k3s/server/tls/server-ca.crt'
+    # the data dir K3S_DATA_DIR names, as k3s reads it
+    node.write(unit + '.env', 'K3S_DATA_DIR=/srv/data\n')
+    assert ok()['scheduler_ca_file'] == ''
+    assert scheduler_cert(node, '/srv/data') == ok()['scheduler_ca_file'] == '/srv/data/server/tls/server-ca.crt'
+
+
+@pytest.mark.parametrize('version, has', [
+    ('v1.29.15+k3s1', False), ('v1.30.12+k3s1', False), ('v1.30.13+k3s1', True), ('v1.31.8+k3s1', False),
+    ('v1.31.9-rc1+k3s1', True), ('v1.32.4+k3s1', False), ('v1.32.5+k3s1', True), ('v1.33.0+k3s1', False),
+    ('v1.33.1+k3s1', True), ('v1.34.0+k3s1', True), ('v1.36.3+k3s1', True),
+])
+def test_scheduler_ca_file_only_from_the_releases_that_pass_the_certificate(node, version, has):
+    # a certificate left by a later release does not make an older k3s serve it (a downgrade)
+    fake_k3s(node, 'k3s version %s (0a1b2c3d)\n' % version)
+    node.install()
+    ca = scheduler_cert(node)
+    assert ok()['scheduler_ca_file'] == (ca if has else '')
+
+
+def test_scheduler_ca_file_not_when_a_scheduler_arg_names_another_certificate(node):
+    ca = scheduler_cert(node)
+    node.install(args=['--kube-scheduler-arg=tls-cert-file=/etc/pki/sched.crt',
+                       '--kube-scheduler-arg=tls-private-key-file=/etc/pki/sched.key'])
+    assert ok()['scheduler_ca_file'] == ''
+    node.install(args=['--kube-scheduler-arg=--tls-cert-file=/etc/pki/sched.crt'])
+    assert ok()['scheduler_ca_file'] == ''
+    node.install(args=['--kube-scheduler-arg=tls-cert-file=/var/lib/rancher/k3s/server/tls/kube-scheduler/kube-scheduler.crt'])
+    assert ok()['scheduler_ca_file'] == ca
+    node.install(args=['--kube-scheduler-arg=v=2'])
+    assert ok()['scheduler_ca_file'] == ca
+
+
+def test_scheduler_ca_file_empty_on_an_agent(node):
+    scheduler_cert(node)
+    node.install(command='agent', args=['--server=https://s:6443'])
+    assert ok({'service': 'k3s-agent'})['scheduler_ca_file'] == ''
+
+
 def test_node_name_flag_wins(node):
     node.install(args=['--node-name', 'Worker-7'], command='agent')
     assert ok({'service': 'k3s-agent'})['node_name'] == 'worker-7'
@@ -353,6 +408,42 @@ def test_rke2_server_found_by_auto(node):
     assert ok({'service': 'rke2-server', 'platform': 'rke2'}, platform='rke2')['unit_path'] == unit
     assert 'runs rke2' in fail({'service': 'rke2-server', 'platform': 'k3s'})
     assert read_tree(node.root) == tree
+
+
+RKE2_SCHEDULER_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: kube-scheduler
+  namespace: kube-system
+spec:
+  containers:
+  - name: kube-scheduler
+    image: index.docker.io/rancher/hardened-kubernetes:v1.33.1-rke2r1-build20250515
+    command:
+    - kube-scheduler
+    args:
+    - --permit-port-sharing=true
+    - --bind-address=127.0.0.1
+    - --secure-port=10259
+{extra}
+"""
+
+
+def test_scheduler_ca_file_of_rke2_follows_its_scheduler_pod(node):
+    node.install_files(installer.rke2_files('server'))
+    pod = '/var/lib/rancher/rke2/agent/pod-manifests/kube-scheduler.yaml'
+    ca = scheduler_cert(node, '/var/lib/rancher/rke2')
+    assert ok(platform='rke2')['scheduler_ca_file'] == ''  # not started yet: no pod written
+    node.write(pod, RKE2_SCHEDULER_POD.format(extra=''))
+    assert ok(platform='rke2')['scheduler_ca_file'] == ''  # the scheduler signs its own certificate
+    node.write(pod, RKE2_SCHEDULER_POD.format(
+        extra='    - --tls-cert-file=/var/lib/rancher/rke2/server/tls/kube-scheduler/kube-scheduler.crt\n'
+              '    - --tls-private-key-file=/var/lib/rancher/rke2/server/tls/kube-scheduler/kube-scheduler.key'))
+    assert ok(platform='rke2')['scheduler_ca_file'] == ca == '/var/lib/rancher/rke2/server/tls/server-ca.crt'
+    node.write(pod, RKE2_SCHEDULER_POD.format(extra='    - --tls-cert-file=/etc/pki/other.crt'))
+    assert ok(platform='rke2')['scheduler_ca_file'] == ''
+    node.write(pod, 'not: [a pod\n')
+    assert ok(platform='rke2')['scheduler_ca_file'] == ''
 
 
 def test_k3s_wins_over_rke2_and_gives_its_paths(node):
