@@ -104,9 +104,12 @@ class ExtenderStatus:
             raise StatusError('url is required (the extender to probe, e.g. http://127.0.0.1:8889) unless require_extender is false')
         if p['scheduler_health_url']:
             try:
-                _extender.validate_url(p['scheduler_health_url'])
+                health = _extender.validate_url(p['scheduler_health_url'])
             except _extender.ExtenderProbeError as e:
                 raise StatusError('scheduler_health_url: %s' % e) from e
+            if p['scheduler_ca_file'] and health.scheme != 'https':
+                raise StatusError('scheduler_ca_file verifies TLS, but scheduler_health_url %s is not https://; give the '
+                                  'https:// endpoint or leave scheduler_ca_file out' % p['scheduler_health_url'])
         p['http_timeout'] = seconds(p['http_timeout'], 'http_timeout')
         for key in ('http_timeout', 'update_timeout', 'timeout', 'interval', 'journal_lines'):
             if p[key] < 0:
@@ -159,10 +162,16 @@ class ExtenderStatus:
         return max(mtimes)
 
     def _check_tls_files(self):
-        for key in ('ca_file', 'cert_file', 'key_file'):
+        for key in ('ca_file', 'cert_file', 'key_file', 'scheduler_ca_file'):
             path = self.p[key]
             if path and not self.view.isfile(path):
                 raise StatusError('%s %s does not exist or is not a file' % (key, path))
+        if self.p['scheduler_ca_file']:
+            try:
+                _extender.ssl_context(ca_file=self._local(self.p['scheduler_ca_file']))
+            except _extender.ExtenderProbeError as e:
+                raise StatusError('scheduler_ca_file %s cannot be used to verify the scheduler: %s'
+                                  % (self.p['scheduler_ca_file'], e)) from e
 
     def _local(self, path):
         """Where the probe opens the node's TLS file ``path`` (the path itself on a node)."""
@@ -255,12 +264,18 @@ class ExtenderStatus:
             'main_pid': state['main_pid'], 'n_restarts': state['n_restarts'],
             'scheduler_started_at': sc.to_iso(started_at), 'started_at_source': source,
             'restarted': restarted,
-            'scheduler_healthy': None, 'scheduler_health_error': '',
+            'scheduler_healthy': None, 'scheduler_health_error': '', 'scheduler_tls_verified': None,
             'extender_reachable': False, 'extender_http_status': None, 'extender_error': '',
         }
         if p['scheduler_health_url']:
-            healthy, dummy, error = self.check_health(p['scheduler_health_url'], p['http_timeout'])
+            ca_file = p['scheduler_ca_file']
+            # with the CA that signs the scheduler's certificate: verified, host name included; else not verified
+            healthy, status, error = self.check_health(p['scheduler_health_url'], p['http_timeout'],
+                                                       ca_file=self._local(ca_file) if ca_file else None,
+                                                       insecure=not ca_file)
             snap['scheduler_healthy'], snap['scheduler_health_error'] = healthy, error
+            # an HTTP answer came through a TLS handshake that verified the certificate
+            snap['scheduler_tls_verified'] = bool(ca_file) and status is not None
         if p['url']:
             res = self.probe(p['url'], p['verb'], [self.node], p['node_cache_capable'], self._local(p['ca_file']),
                              self._local(p['cert_file']), self._local(p['key_file']), p['insecure'], p['http_timeout'])

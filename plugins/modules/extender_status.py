@@ -136,10 +136,23 @@ options:
     default: 5
   scheduler_health_url:
     description:
-      - The kube-scheduler health endpoint; TLS is not verified (the scheduler's serving certificate is self-signed).
+      - The kube-scheduler health endpoint.
+      - Its TLS certificate is verified against O(scheduler_ca_file), host name included, when that is given; else it
+        is not verified (a scheduler that is given no certificate serves a self-signed one of its own).
       - An empty string disables the check; RV(scheduler_healthy) is then V(null) and does not count toward RV(ready).
     type: str
     default: https://127.0.0.1:10259/healthz
+  scheduler_ca_file:
+    description:
+      - The CA that signs the certificate the scheduler serves on O(scheduler_health_url). With it the health check
+        verifies that certificate and the host name of the URL in it; a certificate it does not verify makes the
+        scheduler unhealthy (RV(scheduler_health_error) says why).
+      - k3s 1.30.13, 1.31.9, 1.32.5, 1.33.1 and later serve a certificate signed by the server CA,
+        C(<data-dir>/server/tls/server-ca.crt); M(baremetal.k3s.k3s_info) returns it as
+        RV(baremetal.k3s.k3s_info#module:scheduler_ca_file) where the node shows it, and role
+        P(baremetal.k3s.scheduler_extender#role) passes it here.
+      - Not given - the health check does not verify the certificate.
+    type: path
   require_extender:
     description: Whether RV(ready) needs the extender to answer. With V(false), O(url) is optional.
     type: bool
@@ -216,6 +229,15 @@ EXAMPLES = r'''
   baremetal.k3s.extender_status:
     require_extender: false
     since: "{{ ansible_date_time.epoch }}"
+
+- name: Read which CA signs the scheduler's serving certificate (k3s 1.31.9 and later)
+  baremetal.k3s.k3s_info:
+  register: node_info
+
+- name: Verify the scheduler's health endpoint against it
+  baremetal.k3s.extender_status:
+    url: http://127.0.0.1:8889
+    scheduler_ca_file: "{{ node_info.scheduler_ca_file | default(omit, true) }}"
 '''
 
 RETURN = r'''
@@ -246,6 +268,15 @@ changed_at:
   sample: "2026-01-13T10:00:01.000000Z"
 scheduler_healthy:
   description: The kube-scheduler health endpoint answered C(ok); V(null) when O(scheduler_health_url) is empty.
+  returned: always
+  type: bool
+  sample: true
+scheduler_tls_verified:
+  description:
+    - The scheduler's health endpoint answered over TLS whose certificate was verified against O(scheduler_ca_file),
+      host name included, on the last look.
+    - V(false) when no O(scheduler_ca_file) was given (the probe does not verify) or no answer came (a certificate
+      that does not verify is named in RV(scheduler_health_error)); V(null) when O(scheduler_health_url) is empty.
   returned: always
   type: bool
   sample: true
@@ -373,6 +404,7 @@ ARGUMENT_SPEC = dict(
     node_cache_capable=dict(type='bool', default=False),
     http_timeout=dict(type='raw', default=5),
     scheduler_health_url=dict(type='str', default='https://127.0.0.1:10259/healthz'),
+    scheduler_ca_file=dict(type='path'),
     require_extender=dict(type='bool', default=True),
     wait=dict(type='bool', default=False),
     update_timeout=dict(type='float', default=20),

@@ -9,7 +9,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 
 import pytest
@@ -29,6 +32,7 @@ _REF = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'integration', 
 _spec = importlib.util.spec_from_file_location('reference_extender', os.path.abspath(_REF))
 ref = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ref)
+CA_ON_NODE = '/var/lib/rancher/k3s/server/tls/server-ca.crt'
 REAL_NODE_VIEW = _io.node_view  # the module's own, before a node fixture puts its fake in
 
 
@@ -520,6 +524,131 @@ def test_require_extender_false_without_url(node):
     assert not failed
     assert result['ready'] is False
     assert 'kube-scheduler health (%s): connection refused' % url in result['msg']
+
+
+# ---------------------------------------------------------------------------------------------
+# the scheduler's health endpoint over TLS, verified with the CA that signs its certificate (k3s 1.31.9+:
+# server/tls/kube-scheduler/kube-scheduler.crt from the server CA, SANs localhost and 127.0.0.1)
+
+def _openssl(d, *argv):
+    subprocess.run(['openssl'] + list(argv), cwd=d, check=True, capture_output=True)
+
+
+def _sign(d, name, ca, san):
+    _openssl(d, 'req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+             '-keyout', name + '.key', '-out', name + '.csr', '-subj', '/CN=kube-scheduler')
+    with open(os.path.join(d, name + '.ext'), 'w') as f:
+        f.write('subjectAltName=%s\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n'
+                'extendedKeyUsage=serverAuth\n' % san)
+    _openssl(d, 'x509', '-req', '-in', name + '.csr', '-CA', ca + '.crt', '-CAkey', ca + '.key', '-CAcreateserial',
+             '-days', '2', '-out', name + '.crt', '-extfile', name + '.ext')
+
+
+@pytest.fixture(scope='module')
+def scheduler_pki(tmp_path_factory):
+    """server-ca (and another CA); the scheduler's certificate for localhost/127.0.0.1, and one for another host."""
+    if not shutil.which('openssl'):
+        pytest.skip('openssl CLI not available')
+    d = str(tmp_path_factory.mktemp('scheduler-pki'))
+    for ca in ('server-ca', 'other-ca'):
+        _openssl(d, 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
+                 '-keyout', ca + '.key', '-out', ca + '.crt', '-subj', '/CN=' + ca,
+                 '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign')
+    _sign(d, 'kube-scheduler', 'server-ca', 'DNS:localhost,IP:127.0.0.1')
+    _sign(d, 'elsewhere', 'server-ca', 'DNS:elsewhere.example')
+    return d
+
+
+@pytest.fixture
+def tls_scheduler(tmp_path, scheduler_pki):
+    """A health endpoint over TLS (the reference server's /healthz answers ok) serving ``cert`` (a name in the pki)."""
+    servers = []
+
+    def start(cert='kube-scheduler'):
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(scheduler_pki, cert + '.crt'), os.path.join(scheduler_pki, cert + '.key'))
+        srv = ref.make_server('127.0.0.1', 0, ref.Settings(mode_file=str(tmp_path / 'health-mode'), log=None))
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+        threading.Thread(target=srv.serve_forever, kwargs={'poll_interval': 0.05}, daemon=True).start()
+        servers.append(srv)
+        return 'https://127.0.0.1:%d/healthz' % srv.server_address[1]
+    yield start
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()
+
+
+def node_ca(node, scheduler_pki, name='server-ca'):
+    """The CA file copied to the node, at k3s's path; its node path."""
+    with open(os.path.join(scheduler_pki, name + '.crt'), 'rb') as f:
+        node.write(CA_ON_NODE, f.read())
+    return CA_ON_NODE
+
+
+def test_scheduler_certificate_verified_with_its_ca(node, extender, tls_scheduler, scheduler_pki):
+    health = tls_scheduler()
+    failed, result = run_module(extender_status, args(extender, scheduler_health_url=health,
+                                                      scheduler_ca_file=node_ca(node, scheduler_pki)))
+    assert not failed, result
+    assert (result['ready'], result['scheduler_healthy'], result['scheduler_tls_verified']) == (True, True, True)
+    assert result['scheduler_health_error'] == ''
+
+
+def test_scheduler_certificate_from_another_ca_is_unhealthy(node, extender, tls_scheduler, scheduler_pki):
+    health = tls_scheduler()
+    failed, result = run_module(extender_status, args(extender, scheduler_health_url=health,
+                                                      scheduler_ca_file=node_ca(node, scheduler_pki, 'other-ca')))
+    assert not failed, result
+    assert (result['ready'], result['scheduler_healthy'], result['scheduler_tls_verified']) == (False, False, False)
+    assert result['scheduler_health_error'].startswith('TLS certificate verification failed: ')
+    assert 'kube-scheduler health (%s): TLS certificate verification failed' % health in result['msg']
+
+
+def test_scheduler_certificate_for_another_host_name_is_unhealthy(node, extender, tls_scheduler, scheduler_pki):
+    health = tls_scheduler('elsewhere')
+    failed, result = run_module(extender_status, args(extender, scheduler_health_url=health,
+                                                      scheduler_ca_file=node_ca(node, scheduler_pki)))
+    assert not failed, result
+    assert (result['scheduler_healthy'], result['scheduler_tls_verified']) == (False, False)
+    assert result['scheduler_health_error'].startswith('TLS certificate verification failed: ')
+    assert '127.0.0.1' in result['scheduler_health_error']  # the host name that is not in the certificate
+
+
+def test_scheduler_certificate_not_verified_without_a_ca(node, extender, tls_scheduler):
+    # no CA given (a scheduler that signs its own certificate): the probe does not verify, as before
+    health = tls_scheduler('elsewhere')
+    failed, result = run_module(extender_status, args(extender, scheduler_health_url=health))
+    assert not failed, result
+    assert (result['ready'], result['scheduler_healthy'], result['scheduler_tls_verified']) == (True, True, False)
+    failed, result = run_module(extender_status, args(extender, scheduler_health_url=''))
+    assert (result['scheduler_healthy'], result['scheduler_tls_verified']) == (None, None)
+
+
+def test_scheduler_ca_file_passed_to_the_health_check(node, extender):
+    seen = []
+
+    def check_health(url, timeout=5.0, ca_file=None, insecure=True):
+        seen.append((ca_file, insecure))
+        return True, 200, ''
+    ca = node.write('/srv/ca.crt', 'x')
+    failed, result = run_status(args(extender), check_health=check_health)
+    assert not failed and seen == [(None, True)] and result['scheduler_tls_verified'] is False
+    # a file that is not a CA is refused before any look (the check_health stand-in never sees it)
+    failed, result = run_status(args(extender, scheduler_health_url='https://127.0.0.1:10259/healthz', scheduler_ca_file=ca),
+                                check_health=check_health)
+    assert failed and result['msg'].startswith('scheduler_ca_file /srv/ca.crt cannot be used to verify the scheduler: ')
+
+
+@pytest.mark.parametrize('extra, message', [
+    ({'scheduler_ca_file': '/nonexistent/server-ca.crt', 'scheduler_health_url': 'https://127.0.0.1:10259/healthz'},
+     'scheduler_ca_file /nonexistent/server-ca.crt does not exist or is not a file'),
+    ({'scheduler_ca_file': CA_ON_NODE}, 'scheduler_ca_file verifies TLS, but scheduler_health_url http://127.0.0.1:'),
+])
+def test_scheduler_ca_file_bad_input(node, extender, scheduler_pki, extra, message):
+    node_ca(node, scheduler_pki)
+    failed, result = run_module(extender_status, args(extender, **extra))
+    assert failed
+    assert result['msg'].startswith(message), result['msg']
 
 
 # ---------------------------------------------------------------------------------------------
