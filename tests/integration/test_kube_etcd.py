@@ -36,6 +36,8 @@ import time
 
 import pytest
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _ready
+
 IMAGE = os.environ.get('BAREMETAL_K3S_IMAGE_SYSTEMD')
 KUBE_DIR = os.environ.get('BAREMETAL_K3S_KUBE_DIR')
 REQUIRE_DOCKER = os.environ.get('BAREMETAL_K3S_REQUIRE_DOCKER') == '1'
@@ -59,7 +61,7 @@ EVENTS = '/var/log/k3s-double/events.jsonl'
 SECRET = 'etcd-fleet-secret'
 # k3s's etcd leader manages learners and the EtcdIsVoter condition every 15s; the double's knob shortens it
 ENV = ['K3S_DOUBLE_ETCD_MANAGE_INTERVAL=2s']
-HOLD = 20  # seconds a rejoining server asks to stay a learner (K3S_DOUBLE_LEARNER_HOLD)
+HOLD = 45  # seconds a rejoining server asks to stay a learner (K3S_DOUBLE_LEARNER_HOLD)
 MEMBER_NAME = re.compile(r'^(?P<node>.+)-[0-9a-f]{8}$')
 
 
@@ -167,6 +169,36 @@ def etcd_conditions(name):
 def configmaps(name):
     out = kubectl(name, 'get', 'configmap', '-n', 'default', '-o', 'jsonpath={.items[*].metadata.name}', check=False)
     return set(out.stdout.split()) if out.returncode == 0 else None
+
+
+class DockerView:
+    """The node as k3s_ready's logic reads it (plugins/module_utils/_ready.py, unchanged), through docker exec."""
+
+    class clock:  # noqa: N801 pylint: disable=invalid-name,too-few-public-methods
+        monotonic = staticmethod(time.monotonic)
+        sleep = staticmethod(time.sleep)
+
+    def __init__(self, name):
+        self.name = name
+
+    def isfile(self, path):
+        return sh(self.name, 'test -f "%s"' % path, check=False).returncode == 0
+
+    def exists(self, path):
+        return sh(self.name, 'test -e "%s"' % path, check=False).returncode == 0
+
+    def which(self, program):
+        return sh(self.name, 'command -v "%s"' % program, check=False).stdout.strip() or None
+
+    def run(self, argv, stdin=None):
+        out = docker('exec', '-i', self.name, *argv, check=False, stdin=stdin)
+        return out.returncode, out.stdout, out.stderr
+
+
+def k3s_ready(on, node, timeout):
+    """baremetal.k3s.k3s_ready's result for node, asked on server on with etcd_member."""
+    return _ready.wait(DockerView(on), {'kubectl': ['/usr/local/bin/k3s', 'kubectl'], 'node_name': node, 'timeout': timeout,
+                                        'interval': 1, 'etcd_member': True, 'kubeconfig': None, 'since': None}).facts
 
 
 def process_args(name, component):
@@ -307,6 +339,9 @@ def test_every_node_in_every_api_and_a_voter(three):
         assert meta['annotations']['etcd.k3s.cattle.io/node-name'] == names[meta['name']], meta
         ready = [c for c in node['status']['conditions'] if c['type'] == 'Ready']
         assert ready and ready[0]['status'] == 'True', node['status']['conditions']
+    for server in servers:
+        facts = k3s_ready(server, server, 60)
+        assert facts['ready'] and facts['etcd_member'] is True, facts
     holder = kubectl(servers[2], 'get', 'lease', '-n', 'kube-system', 'kube-scheduler', '-o',
                      'jsonpath={.spec.holderIdentity}').stdout
     assert holder.rsplit('_', 1)[0] in servers, holder  # leader election on, one holder for the three
@@ -332,6 +367,9 @@ def test_quorum_kept_with_one_server_stopped(three):
 
 def test_snapshot_and_cluster_reset_restore(three, token):
     s1, s2, s3 = three['s1'], three['s2'], three['s3']
+    want = {n: ('True', 'MemberNotLearner') for n in (s1, s2, s3)}
+    # every Node labelled etcd and named after its member before the snapshot
+    wait('EtcdIsVoter True on every Node', lambda: etcd_conditions(s2) == want, 120, [(s2, 'k3s')])
     kubectl(s2, 'create', 'configmap', 'before-snapshot', '--from-literal=a=1')
     out = sh(s2, 'k3s etcd-snapshot save --name bk3s-test 2>&1').stdout
     saved = re.search(r'msg="Snapshot (bk3s-test-%s-\d+) saved\."' % re.escape(s2), out)
@@ -363,20 +401,38 @@ def test_snapshot_and_cluster_reset_restore(three, token):
     assert 'reset-flag' not in sh(s2, 'ls %s/db' % DATA).stdout.split()
 
     # the other servers rejoin with a new data directory (k3s's instruction); s3 held as a learner first
-    for server, env in ((s1, ENV), (s3, ENV + ['K3S_DOUBLE_LEARNER_HOLD=%d' % HOLD])):
-        sh(server, 'rm -rf %s/db' % DATA)
-        start_unit(server, 'k3s', ['server', '--server', 'https://%s:6443' % s2, '--token=%s' % token,
-                                   '--write-kubeconfig-mode=644'], env=env)
-    for server in (s1, s3):
-        wait('%s rejoined' % server, lambda s=server: unit_state(s, 'k3s') == 'active', 300, [(server, 'k3s'), (s2, 'k3s')])
+    sh(s1, 'rm -rf %s/db' % DATA)
+    start_unit(s1, 'k3s', ['server', '--server', 'https://%s:6443' % s2, '--token=%s' % token, '--write-kubeconfig-mode=644'])
+    wait('%s rejoined' % s1, lambda: unit_state(s1, 'k3s') == 'active', 300, [(s1, 'k3s'), (s2, 'k3s')])
+    sh(s3, 'rm -rf %s/db' % DATA)
+    start_unit(s3, 'k3s', ['server', '--server', 'https://%s:6443' % s2, '--token=%s' % token, '--write-kubeconfig-mode=644'],
+               env=ENV + ['K3S_DOUBLE_LEARNER_HOLD=%d' % HOLD])
+
+    def learner():
+        return [m['name'] for m in members(s2) if m.get('isLearner') and m.get('name')]
+
+    held = wait('%s a learner' % s3, learner, 120, [(s3, 'k3s'), (s2, 'k3s')])[0]
+    assert MEMBER_NAME.match(held).group('node') == s3, held
+    # The Node restored from the snapshot names s3's old member: the leader marks it not a member, and
+    # k3s_ready's etcd gate (asked on s2, s3's own API server waits for its promotion) holds.
+    wait('%s not a member for the leader' % s3, lambda: etcd_conditions(s2).get(s3) == ('False', 'NotAMember'), 60,
+         [(s2, 'k3s')])
+    facts = k3s_ready(s2, s3, 3)
+    unit = unit_state(s3, 'k3s')
+    if learner() == [held]:  # still held after both looks (HOLD outlasts them on any sane machine)
+        assert not facts['ready'] and facts['etcd_member'] is False, facts
+        assert 'is not a voting etcd member: EtcdIsVoter=False (NotAMember' in facts['msg'], facts
+        assert unit == 'activating'  # its API server waits for the promotion: no READY=1 yet
+        print('k3s_ready on %s for %s while its member is held a learner: %s' % (s2, s3, facts['msg']))
+    wait('%s rejoined' % s3, lambda: unit_state(s3, 'k3s') == 'active', 300, [(s3, 'k3s'), (s2, 'k3s')])
     names = sorted(state(n)['etcd_member_name'] for n in (s1, s2, s3))
     wait('three voters again', lambda: voters(s2) == names, 120, [(s2, 'k3s')])
     for server in (s1, s3):
         cms = configmaps(server) or set()
         assert 'before-snapshot' in cms and 'after-snapshot' not in cms, (server, cms)
-    held = state(s3)['etcd_member_name']
     assert 'Learner %s held as a learner until' % held in sh(s2, 'journalctl -u k3s --no-pager').stdout
     promoted = events(s3, 'etcd_member_promoted')[-1]
     assert promoted['member'] == held and promoted['learner_seconds'] >= HOLD, promoted
-    want = {n: ('True', 'MemberNotLearner') for n in (s1, s2, s3)}
     wait('EtcdIsVoter True on every Node after the restore', lambda: etcd_conditions(s1) == want, 120, [(s2, 'k3s')])
+    facts = k3s_ready(s2, s3, 120)
+    assert facts['ready'] and facts['etcd_member'] is True, facts
