@@ -60,7 +60,7 @@ STATE = '/run/k3s-double/state.json'
 EVENTS = '/var/log/k3s-double/events.jsonl'
 SECRET = 'etcd-fleet-secret'
 # k3s's etcd leader manages learners and the EtcdIsVoter condition every 15s; the double's knob shortens it
-ENV = ['K3S_DOUBLE_ETCD_MANAGE_INTERVAL=2s']
+ENV = ('K3S_DOUBLE_ETCD_MANAGE_INTERVAL=2s',)
 HOLD = 45  # seconds a rejoining server asks to stay a learner (K3S_DOUBLE_LEARNER_HOLD)
 MEMBER_NAME = re.compile(r'^(?P<node>.+)-[0-9a-f]{8}$')
 
@@ -406,7 +406,7 @@ def test_snapshot_and_cluster_reset_restore(three, token):
     wait('%s rejoined' % s1, lambda: unit_state(s1, 'k3s') == 'active', 300, [(s1, 'k3s'), (s2, 'k3s')])
     sh(s3, 'rm -rf %s/db' % DATA)
     start_unit(s3, 'k3s', ['server', '--server', 'https://%s:6443' % s2, '--token=%s' % token, '--write-kubeconfig-mode=644'],
-               env=ENV + ['K3S_DOUBLE_LEARNER_HOLD=%d' % HOLD])
+               env=ENV + ('K3S_DOUBLE_LEARNER_HOLD=%d' % HOLD,))
 
     def learner():
         return [m['name'] for m in members(s2) if m.get('isLearner') and m.get('name')]
