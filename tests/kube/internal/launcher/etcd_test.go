@@ -382,3 +382,65 @@ func TestRunEtcdSnapshotArgs(t *testing.T) {
 		t.Fatalf("without a token file: %v", err)
 	}
 }
+
+// Which servers run embedded etcd (k3s's assignManagedDriver) and what
+// their datastore then is.
+func TestUseEmbeddedEtcd(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		generated bool // no token given
+		wal       bool // etcd ran here before
+		flavor    flavor
+		managed   bool
+		join      string
+		err       string
+	}{
+		{args: nil, generated: true},
+		{args: []string{"--cluster-init"}, generated: true, managed: true},
+		{args: []string{"--server=https://first:6443", "--token=x"}, managed: true, join: "https://first:6443"},
+		{args: []string{"--server=https://first:6443"}, generated: true}, // no token: not a member (k3s)
+		{args: []string{"--cluster-init", "--datastore-endpoint=http://kine:2379"}},
+		{args: []string{"--server=https://first:6443", "--token=x"}, wal: true, managed: true}, // a restart: no join
+		{args: []string{"--cluster-reset", "--cluster-reset-restore-path=/s"}, managed: true},  // a restore on a new node
+		{args: []string{"--cluster-reset-restore-path=/s"}, err: "--cluster-reset required with --cluster-reset-restore-path"},
+		{args: []string{"--cluster-init", "--disable-etcd"}},
+		{args: []string{"--server=https://first:9345", "--token=x"}, flavor: rke2Flavor()},
+	} {
+		dir := filepath.Join(t.TempDir(), "server")
+		if c.wal {
+			os.MkdirAll(filepath.Join(dir, "db", "etcd", "member", "wal"), 0o700)
+		}
+		fl := c.flavor
+		if fl.prog.Name == "" {
+			fl = k3sFlavor
+		}
+		s := &server{fl: fl, v: serverValues(t, c.args...), serverDir: dir, p: pki{dir: filepath.Join(dir, "tls")},
+			tok: serverToken{password: "pw", generated: c.generated}, ds: datastore{label: "before"},
+			st: &stateFile{path: filepath.Join(t.TempDir(), "state.json"), events: filepath.Join(t.TempDir(), "events.jsonl")}}
+		err := s.useEmbeddedEtcd()
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: error %v, want %q", c.args, err, c.err)
+			}
+			continue
+		}
+		if err != nil || (s.etcd != nil) != c.managed {
+			t.Errorf("%q: managed %v, %v", c.args, s.etcd != nil, err)
+			continue
+		}
+		if !c.managed {
+			if s.ds.label != "before" {
+				t.Errorf("%q: datastore replaced: %+v", c.args, s.ds)
+			}
+			continue
+		}
+		want := TLSFiles{CAFile: dir + "/tls/etcd/server-ca.crt", CertFile: dir + "/tls/etcd/client.crt", KeyFile: dir + "/tls/etcd/client.key"}
+		if s.ds.redacted() != "etcd (embedded)" || s.ds.runsKine() || !s.ds.leaderElect || s.ds.tls != want ||
+			s.ds.apiServerArgs()["etcd-servers"] != "https://127.0.0.1:2379" || s.ds.apiServerArgs()["etcd-certfile"] != want.CertFile {
+			t.Errorf("%q: datastore %+v %v", c.args, s.ds, s.ds.apiServerArgs())
+		}
+		if s.etcd.joinURL != c.join {
+			t.Errorf("%q: join %q, want %q", c.args, s.etcd.joinURL, c.join)
+		}
+	}
+}
