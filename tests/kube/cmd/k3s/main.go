@@ -40,6 +40,7 @@ VERSION:
 COMMANDS:
    server                Run management server (kine, kube-apiserver, kube-controller-manager, kube-scheduler)
    agent                 Run node agent (joins a server, registers its Node)
+   etcd-snapshot         Manage etcd snapshots (save, ls, delete) of a server on embedded etcd
    kubectl               Run kubectl
    kube-apiserver        Run the real kube-apiserver
    kube-scheduler        Run the real kube-scheduler
@@ -66,6 +67,7 @@ func setVersion(v string) {
 
 func main() {
 	launcher.OpenKV = openKV
+	launcher.OpenEtcd, launcher.RestoreEtcdSnapshot = openEtcd, restoreEtcd
 	// The sandbox helper is this binary re-executed; nothing else may run first.
 	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
 		os.Exit(sandbox.Helper(os.Args[2:]))
@@ -118,6 +120,10 @@ func main() {
 		os.Exit(launcher.RunServer(args))
 	case "agent":
 		os.Exit(launcher.RunAgent(args))
+	case "etcd-snapshot":
+		os.Exit(launcher.RunEtcdSnapshot(append([]string{args[0]}, args[i:]...), os.Stdout))
+	case "double-etcd": // embedded etcd, the child of a server (etcd.go)
+		os.Exit(runEtcd(rest))
 	case "kube-apiserver":
 		os.Args = append([]string{"kube-apiserver"}, rest...)
 		os.Exit(runAPIServer())

@@ -27,6 +27,12 @@ var Paths = map[string]string{
 	"RequestHeaderCAKey": "tls/request-header-ca.key",
 	"ServiceKey":         "tls/service.key",
 	"PasswdFile":         "cred/passwd",
+	// etcd's CAs: every k3s server has them (embedded etcd or not), and the
+	// servers of an embedded etcd cluster must share them.
+	"ETCDServerCA":    "tls/etcd/server-ca.crt",
+	"ETCDServerCAKey": "tls/etcd/server-ca.key",
+	"ETCDPeerCA":      "tls/etcd/peer-ca.crt",
+	"ETCDPeerCAKey":   "tls/etcd/peer-ca.key",
 }
 
 // Optional are bootstrap files a server has only with some options: the

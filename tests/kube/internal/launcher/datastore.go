@@ -28,6 +28,7 @@ type datastore struct {
 	// leaderElect: kine's driver asks for it (every driver but SQLite; an
 	// external etcd too); k3s passes --leader-elect=false otherwise.
 	leaderElect bool
+	label       string // how the state file and logs name it ("etcd (embedded)"), when set
 }
 
 func (d datastore) runsKine() bool { return len(d.kineArgs) > 0 }
@@ -83,6 +84,9 @@ func (d datastore) apiServerArgs() map[string]string {
 
 // redacted is the endpoint without a password (postgres://user:pw@host).
 func (d datastore) redacted() string {
+	if d.label != "" {
+		return d.label
+	}
 	ep := d.endpoint
 	if ep == "" {
 		return "sqlite (default)"

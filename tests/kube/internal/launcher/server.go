@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -44,9 +45,6 @@ func runServer(argv []string, fl flavor) int {
 	}
 	infof("Config files read: %q", files)
 	infof("Effective --kube-scheduler-arg (command-line slices %s): %q", mode, s.schedArgsIn)
-	if v.Bool("cluster-init") {
-		warnf("--cluster-init: the double has no embedded etcd; kine/SQLite stands in for it")
-	}
 	st.update(func(st *State) {
 		st.DataDir = s.dataDir
 		st.ConfigFiles = files
@@ -66,6 +64,7 @@ func runServer(argv []string, fl flavor) int {
 	if err := s.startNode(ctx); err != nil {
 		return s.finish(err)
 	}
+	s.startEtcdControllers(ctx) // embedded etcd: node metadata, learners, EtcdIsVoter (etcdlearners.go)
 	if fl.staticScheduler {
 		return runStaticScheduler(ctx, fl, v, st, schedulerSetup{
 			dataDir: s.dataDir, schedKC: s.schedKC, schedArgsIn: s.schedArgsIn, delay: s.delay, self: s.self, kineBin: s.kineBin,
@@ -102,6 +101,7 @@ type server struct {
 	kids          []*child
 	cm            *child
 	stopNode      context.CancelFunc
+	etcd          *managedEtcd // embedded etcd, nil on kine or an external datastore (etcdserver.go)
 }
 
 func newServer(fl flavor, v *configfile.Values, st *stateFile) (*server, error) {
@@ -165,7 +165,13 @@ func (s *server) stopAll() {
 	}
 }
 
-func (s *server) finish(err error) int { return finish(err, s.st, s.stopAll, s.exit) }
+func (s *server) finish(err error) int {
+	if errors.Is(err, errClusterResetComplete) { // k3s exits 0 after --cluster-reset
+		s.stopAll()
+		return s.exit(0, "cluster-reset")
+	}
+	return finish(err, s.st, s.stopAll, s.exit)
+}
 
 func (s *server) start(name string, path string, args []string) (*child, error) {
 	c, err := startChild(name, path, args, s.serverDir)
@@ -185,11 +191,17 @@ func (s *server) prepare(ctx context.Context) error {
 		return err
 	}
 	s.ds = planDatastore(s.v, s.serverDir)
+	if err := s.useEmbeddedEtcd(); err != nil {
+		return err
+	}
 	le, kine := s.ds.leaderElect, s.ds.runsKine()
 	s.st.update(func(st *State) {
 		st.Datastore, st.DatastoreEtcdServers, st.KineStarted, st.LeaderElect = s.ds.redacted(), s.ds.etcdServers, &kine, &le
 	})
 	if err := s.startKine(ctx); err != nil {
+		return err
+	}
+	if err := s.startEmbeddedEtcd(ctx); err != nil {
 		return err
 	}
 	if err := s.bootstrapAndCerts(ctx); err != nil {
@@ -244,6 +256,11 @@ func (s *server) bootstrapAndCerts(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("generating certificates under %s: %w", s.p.dir, err)
 		}
+		etcdCreated, err := ensureEtcdCerts(s.p, sans, s.adv) // every k3s server has them, as the bootstrap data
+		if err != nil {
+			return fmt.Errorf("generating etcd certificates under %s: %w", s.p.path("etcd"), err)
+		}
+		created = append(created, etcdCreated...)
 		if len(created) > 0 {
 			infof("Generated certificates and keys in %s: %s", s.p.dir, strings.Join(created, ", "))
 		} else {

@@ -164,6 +164,9 @@ func TestSyncBootstrapSharesTheCA(t *testing.T) {
 			if _, err := (pki{dir: filepath.Join(dir, "tls")}).ensureAll(nil, nil); err != nil {
 				return err
 			}
+			if _, err := ensureEtcdCerts(pki{dir: filepath.Join(dir, "tls")}, nil, nil); err != nil {
+				return err
+			}
 			return writePasswd(filepath.Join(dir, "cred", "passwd"), "k3s", serverToken{password: pw})
 		}
 	}
@@ -173,7 +176,7 @@ func TestSyncBootstrapSharesTheCA(t *testing.T) {
 			t.Fatalf("server %d: %q %v", i, how, err)
 		}
 	}
-	for _, f := range []string{"tls/server-ca.crt", "tls/client-ca.key", "tls/service.key", "cred/passwd"} {
+	for _, f := range []string{"tls/server-ca.crt", "tls/client-ca.key", "tls/service.key", "cred/passwd", "tls/etcd/server-ca.crt", "tls/etcd/peer-ca.key"} {
 		if string(mustRead(t, filepath.Join(servers[0], f))) != string(mustRead(t, filepath.Join(servers[1], f))) {
 			t.Errorf("%s differs", f)
 		}

@@ -78,6 +78,20 @@ type State struct {
 	SchedulerRestarts  int    `json:"scheduler_restarts,omitempty"`
 	SchedulerPodState  string `json:"scheduler_pod_state,omitempty"`
 	SchedulerPodReason string `json:"scheduler_pod_reason,omitempty"`
+	// Embedded etcd (k3s servers with cluster-init, or joining one): etcd*.go.
+	EtcdMemberName     string `json:"etcd_member_name,omitempty"`
+	EtcdMemberID       string `json:"etcd_member_id,omitempty"` // hex, as etcdctl prints it
+	EtcdRole           string `json:"etcd_role,omitempty"`      // starting | learner | voter
+	EtcdStart          string `json:"etcd_start,omitempty"`     // new | join | existing | reset
+	EtcdPeerURL        string `json:"etcd_peer_url,omitempty"`
+	EtcdClientURL      string `json:"etcd_client_url,omitempty"`
+	EtcdInitialCluster string `json:"etcd_initial_cluster,omitempty"`
+	EtcdJoinedVia      string `json:"etcd_joined_via,omitempty"`
+	EtcdPID            int    `json:"etcd_pid,omitempty"`
+	EtcdStartedAt      string `json:"etcd_started_at,omitempty"`
+	EtcdVoterAt        string `json:"etcd_voter_at,omitempty"`
+	EtcdLeaderSeenAt   string `json:"etcd_leader_seen_at,omitempty"` // last learner management run as the etcd leader
+	EtcdClusterReset   bool   `json:"etcd_cluster_reset,omitempty"`
 }
 
 type stateFile struct {

@@ -68,6 +68,9 @@ func startSupervisor(p pki, program, bind string, port int, agent supervisor.Age
 		},
 		Agent: agent, Ready: s.apiReady.Load, APIServers: apiservers, Logf: logf, NodePasswords: nodePasswords,
 	})
+	if serverRoutes != nil { // embedded etcd's endpoints (etcdserver.go)
+		h = serverRoutes(program, passwdFile, h)
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(bind, strconv.Itoa(port)))
 	if err != nil {
 		return nil, err
