@@ -16,7 +16,8 @@ EPHEMERAL = os.environ['MOLECULE_EPHEMERAL_DIRECTORY']
 KUBECTL = 'k3s kubectl --kubeconfig /etc/rancher/k3s/k3s.yaml '
 FIRST_NODES = ('bk3s-grow-server-1', 'bk3s-grow-agent-1')
 ALL_NODES = FIRST_NODES + ('bk3s-grow-server-2', 'bk3s-grow-agent-2')
-LOGS = ('add-agent-2', 'add-server-2', 'rerun-agent-1', 'other-token', 'check-diff', 'manifests')
+LOGS = ('add-agent-2', 'add-server-2', 'rerun-agent-1', 'other-token', 'check-diff', 'manifests', 'missing-token',
+        'rebuilt', 'even-etcd', 'split')
 # the inventory's secrets (molecule.yml): they must not appear in any output
 S3_SECRETS = ('grow-access-key-AKIA7Q3', 'grow-secret-key-9f2e71c4b0')
 
@@ -82,7 +83,7 @@ def test_check_diff_on_the_live_fleet_changes_nothing():
 
 
 def test_no_secret_in_any_output():
-    token = _host('bk3s-grow-server-1').check_output('cat /var/lib/rancher/k3s/server/token').strip()
+    token = _host('bk3s-grow-server-1').check_output('cat /srv/k3s-data/server/token').strip()
     password = token.rsplit(':', 1)[-1]
     assert len(password) >= 16, 'the server token has no password part to look for'
     for name in LOGS:
@@ -92,15 +93,17 @@ def test_no_secret_in_any_output():
 
 
 def test_manifests_placed_changed_and_pruned_only_the_roles():
-    manifests = '/var/lib/rancher/k3s/server/manifests/'
     first, second = _host('bk3s-grow-server-1'), _host('bk3s-grow-server-2')
-    assert 'version: "2"' in first.file(manifests + 'grow-config.yaml').content_string
-    assert not first.file(manifests + 'grow-extra.yaml').exists
-    assert first.file(manifests + 'admin-own.yaml').content_string == 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: admin-own}\n'
-    assert first.file(manifests + 'grow-config.yaml').mode == 0o600
+    mine = '/srv/k3s-data/server/manifests/'  # server-1's data dir (K3S_DATA_DIR)
+    assert 'version: "2"' in first.file(mine + 'grow-config.yaml').content_string
+    assert not first.file(mine + 'grow-extra.yaml').exists
+    assert first.file(mine + 'admin-own.yaml').content_string == 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: admin-own}\n'
+    assert first.file(mine + 'grow-config.yaml').mode == 0o600
+    assert not first.file('/var/lib/rancher/k3s/server').exists
     # server-2 kept the list it was given when it was added
-    assert 'version: "1"' in second.file(manifests + 'grow-config.yaml').content_string
-    assert second.file(manifests + 'grow-extra.yaml').exists
+    theirs = '/var/lib/rancher/k3s/server/manifests/'
+    assert 'version: "1"' in second.file(theirs + 'grow-config.yaml').content_string
+    assert second.file(theirs + 'grow-extra.yaml').exists
     assert _recap(_grow()['recaps']['manifests'], 'bk3s-grow-server-1')['failed'] == 0
 
 
@@ -111,3 +114,40 @@ def test_tls_san_in_the_certificate_the_api_serves():
     cert = x509.load_pem_x509_certificate(pem.encode())
     names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName)
     assert 'grow.example.internal' in names, names
+
+
+def test_a_missing_token_file_ends_the_run_in_its_timeout_naming_the_file():
+    grow = _grow()
+    log = _log('missing-token')
+    assert _recap(grow['recaps']['missing-token'], 'bk3s-grow-agent-2')['failed'] == 1, grow['recaps']['missing-token']
+    assert 'its token file /etc/rancher/k3s/missing-token, which does not exist' in log, log[-3000:]
+
+
+def test_a_rebuilt_node_is_told_which_secret_to_delete():
+    grow = _grow()
+    log = _log('rebuilt')
+    assert _recap(grow['recaps']['rebuilt'], 'bk3s-grow-agent-2')['failed'] == 1, grow['recaps']['rebuilt']
+    assert 'delete secret bk3s-grow-agent-2.node-password.k3s' in log, log[-3000:]
+
+
+def test_secrets_are_stored_encrypted_by_the_real_api_server():
+    """A Secret written through server-2 (which joined later) is stored aescbc-encrypted, and read back in clear."""
+    server, db = _host('bk3s-grow-server-2'), _host('bk3s-grow-db')
+    server.run(KUBECTL + '-n default delete secret grow-secret --ignore-not-found')
+    server.check_output(KUBECTL + '-n default create secret generic grow-secret --from-literal=word=plaintext-word-42')
+    row = db.check_output(
+        "python3 -c \"import sqlite3; c = sqlite3.connect('file:/var/lib/kine/state.db?mode=ro', uri=True); "
+        "v = c.execute(\\\"select value from kine where name = '/registry/secrets/default/grow-secret' "
+        "order by id desc limit 1\\\").fetchone()[0]; print(repr(bytes(v[:40])), b'plaintext-word-42' in v)\"")
+    assert row.startswith("b'k8s:enc:aescbc:v1:") and row.endswith('False'), row
+    first = _host('bk3s-grow-server-1')
+    word = first.check_output(KUBECTL + "-n default get secret grow-secret -o jsonpath='{.data.word}' | base64 -d")
+    assert word == 'plaintext-word-42'
+
+
+def test_cluster_shapes_k3s_would_run_otherwise_are_refused_before_anything_changes():
+    recaps = _grow()['recaps']
+    assert 'An embedded etcd cluster needs an odd number of servers (1, 3, 5...), not 2' in _log('even-etcd')
+    assert 'k3s would start a separate one-server cluster on each' in _log('split')
+    for shape in ('even-etcd', 'split'):
+        assert all(_recap(recaps[shape], h)['changed'] == 0 for h in ALL_NODES), recaps[shape]
