@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import yaml
 
@@ -25,6 +26,44 @@ def systemd_argv(host, unit):
     data = json.loads(host.check_output(
         'busctl --json=short get-property org.freedesktop.systemd1 %s org.freedesktop.systemd1.Service ExecStart', obj))
     return data['data'][0][1]
+
+
+FINGERPRINT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fingerprint.py')
+
+
+def recorded(host, path):
+    """A fingerprint fingerprint.py recorded on the node: {'roots', 'paths', 'entries'}."""
+    return json.loads(host.file(path).content_string)
+
+
+def recorded_sha256(fingerprint, path):
+    """The sha256 a fingerprint holds for a regular file at ``path``; None when it was absent (or not a file)."""
+    found = fingerprint['entries'][path]
+    return found['sha256'] if found and found['type'] == 'file' else None
+
+
+def written_paths(host):
+    """{path: first action reported} of every path the collection reported writing on ``host`` in this
+    scenario (callback bk3s_written: the ``files`` of its modules' results, their backups as created)."""
+    directory = os.environ.get('BK3S_WRITTEN_DIR') or os.path.join(os.environ['MOLECULE_EPHEMERAL_DIRECTORY'], 'bk3s-written')
+    try:
+        with open(os.path.join(directory, host.backend.get_hostname() + '.json'), encoding='utf-8') as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {}
+
+
+def file_differences(host, recorded_path):
+    """fingerprint.py compare on the node: every path that differs from the fingerprint at ``recorded_path``
+    (changed, appeared, disappeared, written where it did not look), over its roots and paths and every
+    path the collection reported writing."""
+    with open(FINGERPRINT, encoding='utf-8') as f:
+        source = f.read()
+    args = ['compare', recorded_path, '/var/tmp/bk3s-verify.json']
+    for path, action in sorted(written_paths(host).items()):
+        args += ['--created' if action == 'created' else '--path', path]
+    out = host.check_output('python3 -c %s' + ' %s' * len(args), source, *args)
+    return json.loads(out)['differences']
 
 
 def launcher_state(host):

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -32,8 +31,8 @@ def test_comments_kept(host):
 
 
 def test_no_flag_no_file_of_ours(host):
-    before = json.loads(host.file('/var/tmp/bk3s-before.json').content_string)
-    assert host.file('/etc/systemd/system/k3s.service').sha256sum == before['/etc/systemd/system/k3s.service']
+    before = c.recorded(host, '/var/tmp/bk3s-before.json')
+    assert host.file('/etc/systemd/system/k3s.service').sha256sum == c.recorded_sha256(before, '/etc/systemd/system/k3s.service')
     assert not host.file(c.OUR_CONFIG).exists
     assert not host.file(c.OUR_DROPIN_CONFIG).exists
 
@@ -42,3 +41,11 @@ def test_real_scheduler_loaded_the_merged_file(host):
     state = c.launcher_state(host)
     assert state['scheduler_config'] == CUSTOM
     assert c.scheduler_healthy(host)
+
+
+def test_the_users_config_was_fingerprinted_before_the_install(host):
+    """shared/uninstall.yml compares the node with this fingerprint: the user's file is in it, byte for byte."""
+    before = c.recorded(host, '/var/tmp/bk3s-before.json')
+    assert '/etc/kubernetes/scheduler' in before['roots']
+    assert c.recorded_sha256(before, CUSTOM) is not None
+    assert host.file(CUSTOM).sha256sum != c.recorded_sha256(before, CUSTOM)  # ours is merged in now

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -18,8 +17,8 @@ OURS = '/etc/rancher/k3s/config.yaml.d/40-baremetal-k3s-server.yaml'
 
 
 def test_usr_and_config_yaml_are_as_the_image_left_them(host):
-    before = json.loads(host.file('/var/tmp/bk3s-before.json').content_string)
-    assert host.file('/usr/lib/systemd/system/k3s.service').sha256sum == before['/usr/lib/systemd/system/k3s.service']
+    before = c.recorded(host, '/var/tmp/bk3s-before.json')
+    assert host.file('/usr/lib/systemd/system/k3s.service').sha256sum == c.recorded_sha256(before, '/usr/lib/systemd/system/k3s.service')
     assert host.file('/usr/lib/rancher/k3s/config.yaml').content_string == 'write-kubeconfig-mode: "644"\ndisable: [traefik]\n'
     assert host.file('/etc/rancher/k3s/config.yaml').is_symlink
     assert host.file('/etc/rancher/k3s/config.yaml').linked_to == '/usr/lib/rancher/k3s/config.yaml'

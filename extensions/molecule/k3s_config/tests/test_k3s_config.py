@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -16,8 +15,8 @@ import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,impo
 
 
 def test_unit_is_untouched(host):
-    before = json.loads(host.file('/var/tmp/bk3s-before.json').content_string)
-    assert host.file('/etc/systemd/system/k3s.service').sha256sum == before['/etc/systemd/system/k3s.service']
+    before = c.recorded(host, '/var/tmp/bk3s-before.json')
+    assert host.file('/etc/systemd/system/k3s.service').sha256sum == c.recorded_sha256(before, '/etc/systemd/system/k3s.service')
 
 
 def test_config_dropin_appends(host):

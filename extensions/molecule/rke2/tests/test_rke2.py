@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -24,9 +23,9 @@ MANIFEST = '/var/lib/rancher/rke2/agent/pod-manifests/kube-scheduler.yaml'
 
 def test_flag_appends_in_rke2s_config_dir_and_the_unit_is_untouched(host):
     assert c.yaml_file(host, DROPIN) == {'kube-scheduler-arg+': ['config=' + OURS]}
-    before = json.loads(host.file('/var/tmp/bk3s-before.json').content_string)
-    assert host.file(UNIT).sha256sum == before[UNIT]
-    assert host.file('/etc/rancher/rke2/config.yaml').sha256sum == before['/etc/rancher/rke2/config.yaml']
+    before = c.recorded(host, '/var/tmp/bk3s-before.json')
+    assert host.file(UNIT).sha256sum == c.recorded_sha256(before, UNIT)
+    assert host.file('/etc/rancher/rke2/config.yaml').sha256sum == c.recorded_sha256(before, '/etc/rancher/rke2/config.yaml')
 
 
 def test_our_config_names_rke2s_scheduler_kubeconfig(host):

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -15,14 +14,24 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared')
 import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
 
 
-def test_every_file_is_byte_identical(host):
-    before = json.loads(host.file('/var/tmp/bk3s-before.json').content_string)
-    for path, sha in before.items():
-        f = host.file(path)
-        if sha is None:
-            assert not f.exists, path
-        else:
-            assert f.sha256sum == sha, path
+def test_every_file_is_as_the_installer_left_it(host):
+    """Every entry under the fingerprint's roots (dot files, directories, symlinks included) and every path
+    the collection reported writing: none changed, none appeared, none disappeared."""
+    differences = c.file_differences(host, '/var/tmp/bk3s-before.json')
+    assert differences == [], differences
+
+
+def test_the_comparison_covered_what_the_install_wrote(host):
+    """The install's own reports reached the comparison: our config and our flag's config.yaml.d file are
+    among them, and the fingerprint recorded before the install looked where each of them is."""
+    written = c.written_paths(host)
+    for path in (c.OUR_CONFIG, c.OUR_DROPIN_CONFIG):
+        assert written.get(path) == 'created', written
+    before = c.recorded(host, '/var/tmp/bk3s-before.json')
+    assert '/etc/rancher' in before['roots'], before['roots']
+    # under a root and absent then: had either stayed, it would be a difference
+    assert c.OUR_CONFIG not in before['entries'] and c.OUR_DROPIN_CONFIG not in before['entries']
+    assert before['entries']['/etc/systemd/system/k3s.service']['type'] == 'file'
 
 
 def test_no_backup_left_behind(host):
