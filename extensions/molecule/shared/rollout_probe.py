@@ -10,10 +10,19 @@ the first API server that answers, and every --pod-every seconds it creates one 
 stop file appears it waits up to --settle seconds for every pod to be bound, then writes the
 figures to --out as JSON.
 
-A leader is live at a sample when the Lease names a holder whose last renewal is younger than the
-Lease's duration (the rule of client-go's leader election). A scheduler that stops releases its
-Lease (holder emptied), and another takes it on its next retry, so a handover shows as a short
-run of samples without a live leader: the figures give the longest such run.
+A leader is live by what it does, not by what its Lease allows: at a sample, the holder the Lease
+names is live when it renewed the Lease at most --renew-within seconds ago (kube-scheduler renews
+every 2 s, its retryPeriod; the rest of the window allows for a slow renewal). A leader that died
+without releasing its Lease stops being live --renew-within seconds after its last renewal, though
+its Lease keeps it holder for the Lease's whole duration (15 s), until another takes it over.
+
+Handovers are read from the Lease's own times: from the previous holder's last act (its last
+renewal the probe saw, or its release: a scheduler that stops empties the holder) to the new
+holder's acquireTime. A candidate takes an unreleased Lease only when it has not seen it renewed
+for the Lease's duration, so a leader that died without releasing makes a handover at least that
+long; one that released it is followed at the other scheduler's next retry. The time without a
+live leader runs from the previous leader's release, or its last renewal plus --renew-within, to
+the next leader's acquireTime (or the first sample that saw a live leader, outside handovers).
 """
 
 import argparse
@@ -79,13 +88,20 @@ def parse_time(text):
     raise ValueError('not a Kubernetes time: %r' % (text,))
 
 
-def live_holder(lease, now):
-    """The Lease's holder when its last renewal is younger than its duration, else ''."""
+def observe(lease):
+    """(holder, renewTime, acquireTime, leaseDurationSeconds) of a Lease; times in seconds since the epoch or None."""
     spec = (lease or {}).get('spec') or {}
-    holder = spec.get('holderIdentity') or ''
-    if not holder or not spec.get('renewTime'):
+    renew, acquire = spec.get('renewTime'), spec.get('acquireTime')
+    return (spec.get('holderIdentity') or '', parse_time(renew) if renew else None,
+            parse_time(acquire) if acquire else None, spec.get('leaseDurationSeconds'))
+
+
+def live_holder(observed, now, renew_within):
+    """The holder of an observed Lease when it renewed it at most ``renew_within`` seconds before ``now``, else ''."""
+    holder, renewed = observed[0], observed[1]
+    if not holder or renewed is None:
         return ''
-    return holder if now - parse_time(spec['renewTime']) <= spec.get('leaseDurationSeconds', 15) else ''
+    return holder if now - renewed <= renew_within else ''
 
 
 def pod(name):
@@ -96,23 +112,28 @@ def pod(name):
 
 
 class Probe:
-    def __init__(self, api, namespace, run_id):
+    def __init__(self, api, namespace, run_id, renew_within):
         self.api = api
         self.namespace = namespace
         self.run_id = run_id
-        self.samples = []         # (time, holder or '' or None when no API server answered)
+        self.renew_within = renew_within
+        self.samples = []         # (time, live holder or '' or None when no API server answered, observed Lease or None)
         self.created = {}         # pod name -> time its creation was acknowledged
         self.bound = {}           # pod name -> (time first seen bound, node)
-        self.failed_creates = 0
+        self.failed_creates = 0   # creations an API server answered with an error
+        self.unanswered = None    # the name of a creation no API server answered, tried again next
+        self.unanswered_creates = 0
 
     def sample(self):
         now = time.time()
         status, lease = self.api.call('GET', LEASE)
         if status is None:
-            self.samples.append((now, None))
+            self.samples.append((now, None, None))
         else:
-            self.samples.append((now, live_holder(lease if status == 200 else None, now)))
+            observed = observe(lease if status == 200 else None)
+            self.samples.append((now, live_holder(observed, now, self.renew_within), observed))
         self.read_pods()
+        return self.samples[-1][1]
 
     def read_pods(self):
         status, pods = self.api.call('GET', '/api/v1/namespaces/%s/pods?labelSelector=%s%%3Drollout'
@@ -126,29 +147,62 @@ class Probe:
                 self.bound[name] = (now, node)
 
     def create_pod(self):
-        name = 'rollout-probe-%s-%d' % (self.run_id, len(self.created) + self.failed_creates)
+        """Create the next pod. One that no API server answered (a time-out while the other server restarts) is
+        sent again under the same name: AlreadyExists then says the first attempt made it."""
+        retry = self.unanswered
+        name = retry or 'rollout-probe-%s-%d' % (self.run_id, len(self.created) + self.failed_creates)
         status, answer = self.api.call('POST', '/api/v1/namespaces/%s/pods' % self.namespace, pod(name))
-        if status == 201:
+        self.unanswered = None
+        if status == 201 or (retry and status == 409):
             self.created[name] = time.time()
+        elif status is None:
+            self.unanswered = name
+            self.unanswered_creates += 1
         else:
             self.failed_creates += 1
-            if status is not None:
-                self.api.note('create', 'HTTP %s: %s' % (status, (answer or {}).get('message', '')))
+            self.api.note('create', 'HTTP %s: %s' % (status, (answer or {}).get('message', '')))
+
+    def handovers(self):
+        """Each change of holder the samples show: who, the last act of the one before, the acquisition, the times."""
+        out, last_renewal, released, previous = [], {}, {}, None
+        for _t, _live, observed in self.samples:
+            if observed is None:
+                continue
+            holder, renewed, acquired, _duration = observed
+            if holder:
+                if renewed is not None:
+                    last_renewal[holder] = max(renewed, last_renewal.get(holder, renewed))
+                if previous is not None and holder != previous and acquired is not None:
+                    last_act = released.get(previous, last_renewal.get(previous))
+                    if last_act is not None:
+                        lapse = released.get(previous, last_act + self.renew_within)
+                        out.append({'from': previous, 'to': holder, 'released': previous in released,
+                                    'last_act': last_act, 'acquired': acquired,
+                                    'seconds': round(acquired - last_act, 2),
+                                    'without_leader_seconds': round(max(0.0, acquired - lapse), 2)})
+                previous = holder
+            elif previous is not None and renewed is not None and previous not in released:
+                released[previous] = renewed  # a release empties the holder, stamping renewTime
+        return out
 
     def figures(self, interval):
-        answered = [(t, h) for t, h in self.samples if h is not None]
-        gaps, start, longest = 0, None, 0.0
+        answered = [(t, h) for t, h, _o in self.samples if h is not None]
+        gaps, start, longest_run = 0, None, 0.0
         for t, holder in answered:
             if not holder and start is None:
                 start, gaps = t, gaps + 1
             elif holder and start is not None:
-                longest, start = max(longest, t - start), None
+                longest_run, start = max(longest_run, t - start), None
         if start is not None:
-            longest = max(longest, answered[-1][0] - start)
-        holders = []
-        for holder in (h for _t, h in answered):
-            if holder and (not holders or holders[-1] != holder):
-                holders.append(holder)
+            longest_run = max(longest_run, answered[-1][0] - start)
+        holders, last_live = [], {}
+        for t, holder in answered:
+            if holder:
+                last_live[holder] = t
+                if not holders or holders[-1] != holder:
+                    holders.append(holder)
+        handovers = self.handovers()
+        durations = [o[3] for _t, _h, o in self.samples if o is not None and o[0] and o[3]]
         binds = [self.bound[n][0] - self.created[n] for n in self.bound]
         nodes = {}
         for _seen, node in self.bound.values():
@@ -160,10 +214,19 @@ class Probe:
             'samples_without_api': len(self.samples) - len(answered),
             'samples_without_leader': sum(1 for _t, h in answered if not h),
             'leaderless_runs': gaps,
-            'longest_without_leader_seconds': round(longest, 2),
+            'longest_leaderless_run_seconds': round(longest_run, 2),
+            'longest_without_leader_seconds': max([h['without_leader_seconds'] for h in handovers] + [round(longest_run, 2)]),
+            'handovers': handovers,
+            'longest_handover_seconds': max([h['seconds'] for h in handovers], default=None),
+            'lease_duration_seconds': durations[-1] if durations else None,
+            'renew_within_seconds': self.renew_within,
             'leaders_in_turn': holders,
+            'last_live': last_live,
+            'observations': [[round(t, 3)] + list(o) for t, _h, o in self.samples if o is not None],
             'pods_created': len(self.created),
             'pod_creates_refused': self.failed_creates,
+            'pod_creates_unanswered': self.unanswered_creates,
+            'pod_create_unresolved': self.unanswered,
             'pods_bound': len(self.bound),
             'unbound': sorted(set(self.created) - set(self.bound)),
             'longest_bind_seconds': round(max(binds), 2) if binds else None,
@@ -186,18 +249,25 @@ def main():
     parser.add_argument('--settle', type=float, default=90.0)
     parser.add_argument('--max-seconds', type=float, default=1800.0)
     parser.add_argument('--timeout', type=float, default=1.0, help='per request and server')
+    parser.add_argument('--renew-within', type=float, default=4.0,
+                        help='a holder is live when it renewed the Lease at most this many seconds ago')
+    parser.add_argument('--ready', help='a file made once a sample has seen a live leader')
     args = parser.parse_args()
 
     probe = Probe(Api(args.server, args.ca, args.cert, args.key, args.timeout), args.namespace,
-                  time.strftime('%H%M%S'))
+                  time.strftime('%H%M%S'), args.renew_within)
     began, next_pod = time.time(), 0.0
     while not os.path.exists(args.stop) and time.time() - began < args.max_seconds:
         tick = time.time()
         if tick >= next_pod:
             probe.create_pod()
             next_pod = tick + args.pod_every
-        probe.sample()
+        if probe.sample() and args.ready and not os.path.exists(args.ready):
+            with open(args.ready, 'w') as f:
+                f.write('%f\n' % tick)
         time.sleep(max(0.0, args.interval - (time.time() - tick)))
+    if probe.unanswered:
+        probe.create_pod()
     settle_until = time.time() + args.settle
     while set(probe.created) - set(probe.bound) and time.time() < settle_until:
         time.sleep(args.interval)
