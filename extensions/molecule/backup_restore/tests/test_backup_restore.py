@@ -12,7 +12,9 @@ figures are in /var/tmp/bk3s-backup-run.json on the node.
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
 import re
 
 KUBECTL = 'k3s kubectl --kubeconfig /etc/rancher/k3s/k3s.yaml '
@@ -101,7 +103,28 @@ def test_full_tmpfs_refused_with_figures_and_nothing_left(host):
     assert host.check_output('find /mnt/bk3s-small').split() == ['/mnt/bk3s-small', '/mnt/bk3s-small/filler']
 
 
+# kine's rows in the archive's state.db, read on the node (extracted to a temporary directory)
+ARCHIVE_ROWS = '''
+import os, sqlite3, sys, tarfile, tempfile
+with tempfile.TemporaryDirectory() as d:
+    with tarfile.open(sys.argv[1]) as t:
+        t.extract('server/db/state.db', d)
+    db = sqlite3.connect(os.path.join(d, 'server/db/state.db'))
+    print(db.execute('SELECT COUNT(*) FROM kine').fetchone()[0])
+    db.close()
+'''
+
+
+def k3s_starts(host):
+    """When the k3s launcher started, each time (seconds since the epoch, the node's clock)."""
+    events = [json.loads(line) for line in host.file('/var/log/k3s-double/events.jsonl').content_string.splitlines() if line]
+    return [datetime.datetime.fromisoformat(e['time'].replace('Z', '+00:00')).timestamp()
+            for e in events if e['event'] == 'start']
+
+
 def test_report_figures(host):
+    """The figures printed are what they say: the archive's bytes, kine's rows in it, the time the backup
+    role took (the archive was written in it), the time the restore took (k3s started once in it)."""
     facts = run_facts(host)
     backup_s = facts['backup_end'] - facts['backup_start']
     restore_s = facts['restore_end'] - facts['restore_start']
@@ -112,4 +135,16 @@ def test_report_figures(host):
     print('restore (playbook, from the controller, k3s stopped to API and Node ready): %.1f s in all, k3s_ready waited '
           '%.1f s; second restore on the live server: k3s_ready waited %.1f s'
           % (restore_s, facts['first_ready_elapsed'], facts['second_ready_elapsed']))
-    assert backup_s > 0 and restore_s > 0
+    # the bytes are the archive's, on the node and as fetched; the rows are kine's in the archive
+    assert host.file(facts['archive']).size == int(facts['size'])
+    assert os.path.getsize(facts['fetched']) == int(facts['size'])
+    assert int(host.check_output('python3 -c %s %s', ARCHIVE_ROWS, facts['archive'])) == int(facts['rows'])
+    # the backup's time is the span the archive was written in
+    mtime = float(host.check_output('python3 -c %s %s', 'import os, sys; print(os.stat(sys.argv[1]).st_mtime)',
+                                    facts['archive']))
+    assert facts['backup_start'] <= mtime <= facts['backup_end'], (facts['backup_start'], mtime, facts['backup_end'])
+    # the restore's time is the span from k3s stopped on a lost datastore to its API and Node ready: k3s started
+    # exactly once in it, and the wait for readiness is part of it
+    starts = [t for t in k3s_starts(host) if facts['restore_start'] <= t <= facts['restore_end']]
+    assert len(starts) == 1, (facts['restore_start'], k3s_starts(host), facts['restore_end'])
+    assert 0 <= facts['first_ready_elapsed'] <= restore_s
