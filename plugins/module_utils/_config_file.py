@@ -216,16 +216,8 @@ def plan(view, params, found=None):
     ``values`` and of the config files read, before anything can quote them; a refusal's message
     shows them as ``(hidden)``.
     """
-    found = set() if found is None else found
     values = params.get('values')
-    if isinstance(values, dict):
-        secrets.add(found, secrets.config_secrets(values))
-    try:
-        return _plan(view, params, found)
-    except PlanError as e:
-        e.msg = secrets.hide_message(e.msg, found)
-        e.args = (e.msg,)
-        raise
+    return secrets.planned(_plan, view, params, found, secrets.config_secrets(values) if isinstance(values, dict) else ())
 
 
 def _plan(view, params, found):

@@ -713,14 +713,7 @@ def plan(view, params, found=None):
     ``found`` (a set: the module passes its ``no_log_values``) receives every secret value of the
     options and of the files read; a refusal's message shows them as ``(hidden)``.
     """
-    found = set() if found is None else found
-    secrets.add(found, param_secrets(params))
-    try:
-        return _plan(view, params, found)
-    except PlanError as e:
-        e.msg = secrets.hide_message(e.msg, found)
-        e.args = (e.msg,)
-        raise
+    return secrets.planned(_plan, view, params, found, param_secrets(params))
 
 
 def _plan(view, params, found):

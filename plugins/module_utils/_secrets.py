@@ -43,7 +43,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config a
 from ansible_collections.baremetal.k3s.plugins.module_utils import _openrc as openrc
 from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit as systemd
 from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as yamledit
-from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 HIDDEN = '(hidden)'
 
@@ -450,6 +450,23 @@ def _hide_yaml(text):
             body = indent + ('- ' + shown if stripped.startswith('-') else shown)
         out.append(body + eol)
     return ''.join(out)
+
+
+def planned(plan, view, params, found, known):
+    """``plan(view, params, found)`` with ``known`` (the secrets of the options) put into ``found`` first.
+
+    ``found`` is a set (a module passes its ``no_log_values``; None makes a new one) that the plan
+    fills with every secret it reads, before anything can quote one; a refusal's message is
+    returned with all of them shown as ``(hidden)``.
+    """
+    found = set() if found is None else found
+    add(found, known)
+    try:
+        return plan(view, params, found)
+    except PlanError as e:
+        e.msg = hide_message(e.msg, found)
+        e.args = (e.msg,)
+        raise
 
 
 def hide_message(text, values=()):

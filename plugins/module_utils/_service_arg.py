@@ -433,15 +433,8 @@ def plan(view, params, found=None):
     ``found`` (a set: the module passes its ``no_log_values``) receives every secret value of
     ``arg`` and of what is read; a refusal's message shows them as ``(hidden)``.
     """
-    found = set() if found is None else found
-    if isinstance(params.get('arg'), str):
-        secrets.add(found, secrets.argv_secrets([params['arg']]))
-    try:
-        return _plan(view, params, found)
-    except PlanError as e:
-        e.msg = secrets.hide_message(e.msg, found)
-        e.args = (e.msg,)
-        raise
+    arg = params.get('arg')
+    return secrets.planned(_plan, view, params, found, secrets.argv_secrets([arg]) if isinstance(arg, str) else ())
 
 
 def service_secrets(service):
