@@ -41,35 +41,29 @@ var Optional = map[string]string{
 	"EncryptionConfig": "cred/encryption-config.json",
 }
 
-// Read serialises the files under serverDir (all must exist) to JSON.
+// Read serialises the files under serverDir to JSON: every one of Paths
+// (all must exist) and those of Optional that exist.
 func Read(serverDir string) ([]byte, error) {
 	data := map[string]File{}
-	for name, rel := range Paths {
-		p := filepath.Join(serverDir, rel)
-		content, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read %s: %w", p, err)
+	for _, set := range []struct {
+		files    map[string]string
+		required bool
+	}{{Paths, true}, {Optional, false}} {
+		for name, rel := range set.files {
+			p := filepath.Join(serverDir, rel)
+			content, err := os.ReadFile(p)
+			if os.IsNotExist(err) && !set.required {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("failed to read %s: %w", p, err)
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				return nil, err
+			}
+			data[name] = File{Timestamp: st.ModTime(), Content: content}
 		}
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		data[name] = File{Timestamp: st.ModTime(), Content: content}
-	}
-	for name, rel := range Optional {
-		p := filepath.Join(serverDir, rel)
-		content, err := os.ReadFile(p)
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("failed to read %s: %w", p, err)
-		}
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		data[name] = File{Timestamp: st.ModTime(), Content: content}
 	}
 	return json.Marshal(data)
 }
