@@ -12,9 +12,11 @@ the old file -> atomic rename -> mode and owner of a new file. A file is never w
 place, so a reader (systemd, k3s, the kubelet) sees the old bytes or the new ones, never
 half of them. Around that:
 
-* **Locks.** A module holds one advisory lock (``flock``) per target while it reads, plans
-  and writes, so two runs on the same node cannot lose each other's change; a second run
-  waits, then fails naming the holder.
+* **Locks.** A module plans and applies under :func:`locked_apply`: it holds the lock of
+  every file it writes (keyed by the file, whatever the spelling), and of the service it
+  changes, so two runs on the same node cannot lose each other's change; a second run waits,
+  then fails naming the holder. :func:`apply` refuses a file whose lock is not held. The
+  mechanism (a root-only directory, files that cannot be planted) is module_utils/_lock.py.
 * **Stale temp files.** A run killed between creating its temp file and the rename leaves
   ``.<name>.bk3s-*.tmp`` behind; the next write of that file (under the lock, so no live
   writer owns one) removes them.
@@ -34,23 +36,21 @@ and writes only there.
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import glob
-import json
 import os
 import shutil
 import tempfile
 import time
 
-from ansible_collections.baremetal.k3s.plugins.module_utils._view import View, host_path
+from ansible_collections.baremetal.k3s.plugins.module_utils import _lock
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import View, ViewError, host_path
 
 ROOT = '/'
 DIR_MARKER = '.baremetal-k3s-created'
 DIR_MARKER_TEXT = b'Created by baremetal.k3s; removed with this directory once nothing else is in it.\n'
 TEMP_INFIX = '.bk3s-'
-LOCK_DIRS = ('/run/lock', '/var/lock', tempfile.gettempdir())
 LOCK_TIMEOUT = 120
+RELOCKS = 5
 
 
 class ApplyError(Exception):
@@ -94,58 +94,97 @@ def _node_path(path):
 
 
 # -- locks ---------------------------------------------------------------------------------
-def _lock_dir():
-    for base in LOCK_DIRS:
-        if os.path.isdir(base) and os.access(base, os.W_OK):
-            path = os.path.join(base, 'baremetal-k3s')
-            os.makedirs(path, mode=0o700, exist_ok=True)
-            return path
-    raise ApplyError('no writable lock directory (tried %s)' % ', '.join(LOCK_DIRS))
+_HELD = {}  # resolved host path -> how many node_lock blocks of this process hold its lock
 
 
-def lock_name(key):
-    """A file name for lock ``key`` (a path or a service name)."""
-    safe = ''.join(c if c.isalnum() or c in '-_.' else '_' for c in key.strip('/'))
-    return (safe or 'root')[:200] + '.lock'
+def _lock_target(path):
+    """The host path whose lock guards the node's file ``path`` (every symlink resolved inside ROOT)."""
+    if not isinstance(path, str) or not os.path.isabs(path):
+        raise _lock.LockError('%r is not an absolute path, so no lock can be taken for it.' % (path,))
+    try:
+        return _resolved(path)
+    except ViewError as e:
+        raise _lock.LockError(str(e))
+
+
+def _wanted(keys, paths):
+    """{form: what it guards} of the named locks ``keys`` and of the files ``paths``; {path: host path} of the files."""
+    targets = {path: _lock_target(path) for path in paths}
+    return _lock.wanted(keys, targets), targets
+
+
+def locked(path):
+    """Whether this process holds the lock of the node's file ``path`` (as spelled now)."""
+    try:
+        return bool(_HELD.get(_lock_target(path)))
+    except _lock.LockError:
+        return False
 
 
 @contextlib.contextmanager
-def node_lock(module, key, timeout=LOCK_TIMEOUT, sleep=time.sleep):
-    """Hold the advisory lock ``key`` for the block; waits up to ``timeout`` seconds for another holder.
+def node_lock(module, *keys, paths=(), timeout=None, sleep=time.sleep):
+    """Hold the locks named ``keys`` and those of the files ``paths=[...]`` (node paths) for the block.
 
-    On timeout the module fails, naming the holder (pid, module, since when). The lock
-    goes with the process, so a killed run never leaves it held.
+    A file's lock is the same whatever spelling of it is given (a symlink, ``..``, a bind mount;
+    see module_utils/_lock.py). Every lock is taken at once, in one order. Waits up to
+    ``timeout`` seconds (default :data:`LOCK_TIMEOUT`) for other holders, then fails the module
+    naming the holder (pid, module, since when); a lock directory or lock file that is not
+    what this collection makes fails it too. Locks go with the process, so a killed run never
+    leaves one held.
     """
-    path = os.path.join(_lock_dir(), lock_name(key))
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    paths = list(paths)
+    timeout = LOCK_TIMEOUT if timeout is None else timeout
+    deadline = time.monotonic() + timeout
+    record = {'pid': os.getpid(), 'module': getattr(module, '_name', ''), 'what': ', '.join(list(keys) + paths),
+              'since': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
+    while True:
+        try:
+            wanted, targets = _wanted(keys, paths)
+            held = _lock.acquire(wanted, max(0.0, deadline - time.monotonic()), sleep, record)
+        except _lock.LockTimeout as e:
+            module.fail_json(msg='another baremetal.k3s run is changing %s on this node (%s) and did not finish within '
+                                 '%ss; wait for it to end, then run again.' % (e.what, e.holder, timeout))
+        except _lock.LockError as e:
+            module.fail_json(msg=e.msg)
+        try:
+            again = _wanted(keys, paths)
+        except _lock.LockError as e:
+            held.release()
+            module.fail_json(msg=e.msg)
+        if again == (wanted, targets):
+            break
+        held.release()  # a directory on the way was made or removed while we waited: lock the files as they are now
+    for target in targets.values():
+        _HELD[target] = _HELD.get(target, 0) + 1
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as e:
-                if e.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-            if time.monotonic() >= deadline:
-                module.fail_json(msg='another baremetal.k3s run is changing %s on this node (%s) and did not finish within '
-                                     '%ss; wait for it to end, then run again.' % (key, _holder(fd), timeout))
-            sleep(0.2)
-        holder = {'pid': os.getpid(), 'module': getattr(module, '_name', ''), 'key': key,
-                  'since': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(holder).encode() + b'\n', 0)
         yield
     finally:
-        os.close(fd)  # releases the flock
+        for target in targets.values():
+            _HELD[target] -= 1
+            if not _HELD[target]:
+                del _HELD[target]
+        held.release()
 
 
-def _holder(fd):
-    try:
-        data = json.loads(os.pread(fd, 4096, 0).decode('utf-8', 'replace') or '{}')
-    except ValueError:
-        return 'holder unknown'
-    return 'pid %s, %s, since %s' % (data.get('pid', '?'), data.get('module') or 'a module', data.get('since', '?'))
+def locked_apply(module, plan, keys=(), paths=(), **apply_args):
+    """Run ``plan()`` and :func:`apply` its Plan under the locks ``keys``, of the files ``paths`` and of every file it writes.
+
+    ``paths`` are the files known before planning (a module's ``path`` argument); the others are
+    found by planning. A plan that writes a file whose lock is not held is set aside: the locks
+    are given back and taken again with that file's (all at once, in one order, so two runs
+    never deadlock), and ``plan()`` runs again on what the node holds then. Non-absolute
+    ``paths`` are left to the plan to refuse.
+    """
+    paths = [p for p in paths if isinstance(p, str) and os.path.isabs(p)]
+    for dummy in range(RELOCKS):
+        with node_lock(module, *keys, paths=paths):
+            planned = plan()
+            missing = [c.path for c in planned.changes if not locked(c.path)]
+            if not missing:
+                return apply(module, planned, **apply_args)
+        paths += [p for p in missing if p not in paths]
+    raise ApplyError('the files this run writes kept changing while it planned (%s); nothing was changed. Run again.'
+                     % ', '.join(paths))
 
 
 # -- one file --------------------------------------------------------------------------------
@@ -305,8 +344,13 @@ def apply(module, plan, backup=False, backup_dir=None):
     The result holds the plan's facts, ``changed``, ``files`` ([{path, action,
     backup_file}], one per changed file, in order) and, in diff mode, ``diff``. The plan's
     warnings are emitted. Raises :class:`ApplyError` when a write fails (after putting back
-    the files already written).
+    the files already written), or before anything is written when a file's lock is not held
+    (:func:`locked_apply` takes them).
     """
+    unlocked = [c.path for c in plan.changes if not locked(c.path)]
+    if unlocked:
+        raise ApplyError('%s: this run does not hold the lock of %s; nothing was changed (a module writes only under '
+                         '_io.locked_apply).' % (', '.join(unlocked), 'this file' if len(unlocked) == 1 else 'these files'))
     check_plan(plan)
     backup_dir = host_path(ROOT, backup_dir) if backup_dir else None
     files = []

@@ -32,6 +32,17 @@ def first_entries(files):
     return list(seen.values())
 
 
+def paths(params):
+    """The files a rollback of ``params['files']`` may write: each path and each backup (what looks like one)."""
+    out = []
+    for entry in params.get('files') or []:
+        if isinstance(entry, dict):
+            for key in ('path', 'backup_file'):
+                if isinstance(entry.get(key), str) and entry[key] not in out:
+                    out.append(entry[key])
+    return out
+
+
 def plan(view, params):
     """The Plan: the files back as they were (``restore``), and the backups gone."""
     files = params.get('files') or []

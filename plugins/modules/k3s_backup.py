@@ -251,7 +251,9 @@ def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
     try:
-        with _io.node_lock(module, 'k3s-datastore:' + os.path.normpath(params['data_dir'])):
+        # the datastore's lock (k3s_restore takes it too) and the backup directory's, whatever their spelling
+        locks = [os.path.join(params['data_dir'], 'server', 'db'), params['backup_dir']]
+        with _io.node_lock(module, paths=[p for p in locks if os.path.isabs(p)]):
             view = _io.node_view(module)
             plan = backup.plan(view, params)
             facts = plan.facts

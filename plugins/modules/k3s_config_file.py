@@ -263,9 +263,8 @@ def main():
                     required_if=[('state', 'present', ['values'])])
     hide_secrets(module)
     try:
-        with _io.node_lock(module, config_file.lock_key(module.params)):
-            plan = config_file.plan(_io.node_view(module), module.params, module.no_log_values)
-            result = _io.apply(module, plan, backup=module.params['backup'])
+        result = _io.locked_apply(module, lambda: config_file.plan(_io.node_view(module), module.params, module.no_log_values),
+                                  keys=[config_file.lock_key(module.params)], backup=module.params['backup'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))
     module.exit_json(**result)

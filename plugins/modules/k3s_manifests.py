@@ -227,9 +227,9 @@ def main():
     if not manifests.HAS_YAML:
         module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(manifests.YAML_IMPORT_ERROR))
     try:
-        with _io.node_lock(module, params['dir']):
-            plan = manifests.plan(_io.node_view(module), params)
-            result = _io.apply(module, plan, backup=params['backup'], backup_dir=params['backup_dir'])
+        # the directory's lock (every set placed in it reads the others' records), then those of the files it writes
+        result = _io.locked_apply(module, lambda: manifests.plan(_io.node_view(module), params), paths=[params['dir']],
+                                  backup=params['backup'], backup_dir=params['backup_dir'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, dir=params['dir'], **getattr(e, 'details', {}))
     except ViewError as e:

@@ -171,7 +171,10 @@ def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
     try:
-        with _io.node_lock(module, 'k3s-datastore:' + os.path.normpath(params['data_dir'] or DEFAULT_DATA_DIR)):
+        # the locks of the files it replaces (k3s_backup takes the datastore's too), whatever their spelling
+        server = os.path.join(params['data_dir'] or DEFAULT_DATA_DIR, 'server')
+        locks = [os.path.join(server, 'db'), os.path.join(server, 'token')]
+        with _io.node_lock(module, paths=[p for p in locks if os.path.isabs(p)]):
             facts = restore.plan(_io.node_view(module), params).facts
             facts = restore.restore(facts, lambda path: host_path(_io.ROOT, path), check_only=module.check_mode)
     except (PlanError, BackupError) as e:

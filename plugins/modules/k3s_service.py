@@ -279,9 +279,8 @@ def main():
     module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     hide_secrets(module)
     try:
-        with _io.node_lock(module, installer.lock_key(module.params)):
-            plan = installer.plan(_io.node_view(module), module.params, module.no_log_values)
-            result = _io.apply(module, plan, backup=module.params['backup'])
+        result = _io.locked_apply(module, lambda: installer.plan(_io.node_view(module), module.params, module.no_log_values),
+                                  keys=[installer.lock_key(module.params)], backup=module.params['backup'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))
     module.exit_json(**result)

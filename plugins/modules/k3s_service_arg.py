@@ -298,9 +298,8 @@ def main():
     module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     hide_secrets(module)
     try:
-        with _io.node_lock(module, service_arg.lock_key(module.params)):
-            plan = service_arg.plan(_io.node_view(module), module.params, module.no_log_values)
-            result = _io.apply(module, plan, backup=module.params['backup'])
+        result = _io.locked_apply(module, lambda: service_arg.plan(_io.node_view(module), module.params, module.no_log_values),
+                                  keys=[service_arg.lock_key(module.params)], backup=module.params['backup'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))
     module.exit_json(**result)

@@ -144,9 +144,8 @@ def main():
     start = view.clock.monotonic()
     while True:
         try:
-            with _io.node_lock(module, 'lease-' + module.params['name']):
-                plan = lease.plan(view, module.params)
-                result = _io.apply(module, plan)
+            result = _io.locked_apply(module, lambda: lease.plan(view, module.params),
+                                      paths=[lease.lease_path(module.params['name'])])
             break
         except lease.Held as e:
             if view.clock.monotonic() - start >= module.params['timeout']:

@@ -113,9 +113,10 @@ def hide_secrets(module, plan):
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        with _io.node_lock(module, 'rollback'):
-            plan = hide_secrets(module, rollback.plan(_io.node_view(module), module.params))
-            result = _io.apply(module, plan)
+        # the lock of every file it puts back and every backup it removes: the same locks as the modules that wrote them
+        result = _io.locked_apply(module,
+                                  lambda: hide_secrets(module, rollback.plan(_io.node_view(module), module.params)),
+                                  paths=rollback.paths(module.params))
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg)
     module.exit_json(**result)

@@ -322,9 +322,8 @@ def main():
         module.fail_json(msg='backup_dir %s is inside a static-pod manifest directory, where the kubelet reads every file; '
                              'choose another directory, for example /var/backups/baremetal-k3s' % params['backup_dir'])
     try:
-        with _io.node_lock(module, params['path']):
-            plan = sc.plan(_io.node_view(module), params)
-            result = _io.apply(module, plan, backup=params['backup'], backup_dir=params['backup_dir'])
+        result = _io.locked_apply(module, lambda: sc.plan(_io.node_view(module), params), paths=[params['path']],
+                                  backup=params['backup'], backup_dir=params['backup_dir'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, path=params['path'], **getattr(e, 'details', {}))
     module.exit_json(**result)

@@ -293,9 +293,8 @@ def main():
         module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sp.PYYAML_IMPORT_ERROR))
     params = module.params
     try:
-        with _io.node_lock(module, sp.lock_key(params)):
-            plan = sp.plan(_io.node_view(module), params, check_mode=module.check_mode)
-            result = _io.apply(module, plan, backup=params['backup'], backup_dir=params['backup_dir'])
+        result = _io.locked_apply(module, lambda: sp.plan(_io.node_view(module), params, check_mode=module.check_mode),
+                                  paths=[sp.lock_key(params)], backup=params['backup'], backup_dir=params['backup_dir'])
     except (PlanError, _io.ApplyError) as e:
         details = dict(path=params['path'])
         details.update(getattr(e, 'details', {}))

@@ -6,10 +6,15 @@
 
 from __future__ import annotations
 
+import threading
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.modules import k3s_service_arg, rollback
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
-from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok, set_module_args
 
 SCHED = '--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml'
 MOUNT = '--kube-scheduler-extra-mount=/ca.pem:/ca.pem:ro'
@@ -69,3 +74,32 @@ def test_bad_lists_are_refused_before_anything_changes(node):
 def test_nothing_to_undo(node):
     r = module_ok(rollback, {'files': []})
     assert not r['changed'] and r['restored'] == [] and r['files'] == []
+
+
+def test_it_holds_the_lock_of_each_file_it_writes_as_the_modules_that_wrote_them(node, monkeypatch):
+    """A rollback waits for another run that holds the file (or the backup) it would write, then fails naming it."""
+    unit = node.install()
+    r = module_ok(k3s_service_arg, {'arg': SCHED, 'method': 'unit', 'backup': True})
+    changed = node.read(unit)
+    monkeypatch.setattr(_io, 'LOCK_TIMEOUT', 0.3)
+    for held in (unit, r['backup_file'], '/etc/systemd/system/../system/k3s.service'):
+        ready, done = threading.Event(), threading.Event()
+
+        def hold():
+            with set_module_args({}):
+                other = AnsibleModule(argument_spec={})
+            with _io.node_lock(other, paths=[held]):  # pylint: disable=cell-var-from-loop
+                ready.set()
+                done.wait(60)
+
+        thread = threading.Thread(target=hold)
+        thread.start()
+        try:
+            assert ready.wait(60)
+            msg = module_fail(rollback, {'files': r['files']})
+            assert msg.startswith('another baremetal.k3s run is changing '), msg
+            assert node.read(unit) == changed and node.exists(r['backup_file'])
+        finally:
+            done.set()
+            thread.join(60)
+    assert module_ok(rollback, {'files': r['files']})['restored'] == [unit]

@@ -142,16 +142,16 @@ def test_every_write_goes_through_io_write_file_with_a_dot_temp_file(node):
 
 
 def test_runs_hold_the_manifest_lock(node):
-    keys = []
-    real = _io.node_lock
+    held = []
+    real = _io.apply
 
-    def lock(module, key, *a, **kw):
-        keys.append(key)
-        return real(module, key, *a, **kw)
+    def apply(module, plan, **kw):
+        held.append([(c.path, _io.locked(c.path)) for c in plan.changes])
+        return real(module, plan, **kw)
 
-    with patch.object(_io, 'node_lock', lock):
+    with patch.object(_io, 'apply', apply):
         ok(args())
-    assert keys == [MANIFEST]
+    assert held == [[(MANIFEST, True)]]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason='chown needs root')
