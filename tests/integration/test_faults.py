@@ -12,10 +12,12 @@ module's arguments, and the files it touches. Then:
   N drawn at random over the lines a full run executes. Afterwards every touched file holds
   exactly its old bytes or its new bytes (never a mix, never missing), and a second, complete
   run ends with the new bytes and no stray file of ours (temp files of the killed run included)
-  in any directory the module writes to.
+  in any directory the module writes to, nor a lock file of those files.
 * **race**: two children run the module at the same moment with different arguments on the
   same files; both changes must be there at the end (no lost update), and each run reports
-  changed exactly when it changed something.
+  changed exactly when it changed something. The locks' own races: one file named two ways
+  (a symlink to it or to its directory, ``..``, a bind mount) and a rollback of a file while
+  scheduler_config writes it (the restore never lost), each raced as often as the kills.
 
 ``BAREMETAL_K3S_FAULT_TRIALS`` (default 100) sets the kills per case; the random seed is
 printed, and ``BAREMETAL_K3S_FAULT_SEED`` replays a run.
@@ -32,7 +34,7 @@ import time
 
 import pytest
 
-from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io, _lock
 from ansible_collections.baremetal.k3s.plugins.modules import (
     k3s_config_file,
     k3s_manifests,
@@ -44,6 +46,7 @@ from ansible_collections.baremetal.k3s.plugins.modules import (
     static_pod_arg,
 )
 
+from ansible_collections.baremetal.k3s.tests.integration import mount_namespace
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import FakeNode
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
 
@@ -130,6 +133,12 @@ def _ours(node, directories):
         if os.path.isdir(host):
             stray += [os.path.join(d, n) for n in os.listdir(host) if _io.TEMP_INFIX in n]
     return stray
+
+
+def _lock_files(node, paths):
+    """The lock files of ``paths`` still in the lock directory (the killed run's included: the next run removes them)."""
+    names = {_lock.lock_name(f) for p in paths for f in _lock.file_forms(os.path.realpath(node.p(p)))}
+    return sorted(names & set(os.listdir(_lock.lock_dir())))
 
 
 # -- the cases ---------------------------------------------------------------------------------
@@ -348,11 +357,17 @@ def test_killed_at_random_points(tmp_path, case):
         assert _state(node, paths) == new
         dirs = {os.path.dirname(p) for p in paths}
         assert _ours(node, dirs) == [], '%s trial %d (seed %s): stray files %s' % (case, trial, SEED, _ours(node, dirs))
+        assert _lock_files(node, paths) == [], '%s trial %d (seed %s): lock files left' % (case, trial, SEED)
     print('%s: %d kills over %d lines of the write path (seed %s): %d left the old bytes, %d the new'
           % (case, TRIALS, total, SEED, outcomes['old'], outcomes['new']))
 
 
 # -- two runs at once ----------------------------------------------------------------------------
+# A case gives the runs to start at one moment ([(module, args)], or (module, [args, args]) when both run one
+# module), a check of the node afterwards, and optionally ``before``: {index: fn} run in that child first (a
+# mount namespace of its own). ROUNDS (default max(5, trials / 10)) says how often a case is raced.
+
+
 def _race_service_arg(method):
     def setup(node):
         unit = node.install()
@@ -365,17 +380,71 @@ def _race_service_arg(method):
     return setup
 
 
+SCHED_EMPTY = ('apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n'
+               'clientConnection:\n  kubeconfig: %s\nextenders: []\n' % SCHED_KUBECONFIG)
+
+
+def _extender(name, port):
+    return {'path': SCHED_CONFIG, 'name': name, 'extender': dict(EXTENDER, url_prefix='http://127.0.0.1:%d' % port)}
+
+
 def _race_scheduler_config(node):
     node.write(SCHED_KUBECONFIG, 'apiVersion: v1\nkind: Config\n')
-    node.write(SCHED_CONFIG, 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n'
-                             'clientConnection:\n  kubeconfig: %s\nextenders: []\n' % SCHED_KUBECONFIG)
-    args = [{'path': SCHED_CONFIG, 'name': name, 'extender': dict(EXTENDER, url_prefix=url)}
-            for name, url in (('a', 'http://127.0.0.1:8001'), ('b', 'http://127.0.0.1:8002'))]
+    node.write(SCHED_CONFIG, SCHED_EMPTY)
+    args = [_extender('a', 8001), _extender('b', 8002)]
 
     def check(node):
         text = node.read(SCHED_CONFIG)
         return b'8001' in text and b'8002' in text
     return scheduler_config, args, check
+
+
+# Other spellings of SCHED_CONFIG: a link to the file, a link to its directory, a ``..`` (one per round, in turn)
+SPELLINGS = (
+    ('/etc/scheduler-config.yaml', SCHED_CONFIG),
+    ('/etc/kube-scheduler/config.yaml', os.path.dirname(SCHED_CONFIG)),
+    ('/etc/rancher/k3s/kube-scheduler/../kube-scheduler/config.yaml', None),
+)
+
+
+def _race_spellings(node, n):
+    """One file named two ways by two runs at once: one lock, both extenders kept."""
+    spelled, link_to = SPELLINGS[n % len(SPELLINGS)]
+    dummy, args, check = _race_scheduler_config(node)
+    if link_to:
+        node.symlink(link_to, spelled if link_to == SCHED_CONFIG else os.path.dirname(spelled))
+    args[1]['path'] = spelled
+    return [(scheduler_config, args[0]), (scheduler_config, args[1])], check
+
+
+def _race_bind_mount(node, n):  # pylint: disable=unused-argument
+    """The same through a bind mount of /etc/rancher/k3s on /srv/k3s, mounted in the second run's own namespace."""
+    dummy, args, check = _race_scheduler_config(node)
+    node.makedirs('/srv/k3s')
+    args[1]['path'] = '/srv/k3s/kube-scheduler/config.yaml'
+
+    def mount():
+        mount_namespace.private_mounts()
+        mount_namespace.bind_mount(node.p('/etc/rancher/k3s'), node.p('/srv/k3s'))
+        assert os.path.samefile(node.p(args[1]['path']), node.p(SCHED_CONFIG))
+    return [(scheduler_config, args[0]), (scheduler_config, args[1])], check, {1: mount}
+
+
+def _race_rollback(node, n):  # pylint: disable=unused-argument
+    """A rollback of a scheduler_config run while scheduler_config adds another extender: the restore is never lost.
+
+    Either order is fine (the restore then ``b`` added to it, or ``b`` added then the restore); what must not
+    happen is the rollback reporting the file restored while ``a`` (the run it undid) is still in it.
+    """
+    args = _race_scheduler_config(node)[1]
+    failed, result = _run(scheduler_config, dict(args[0], backup=True))
+    assert not failed, result
+    assert b'8001' in node.read(SCHED_CONFIG) and result['files'][0]['backup_file']
+
+    def check(node):
+        text = node.read(SCHED_CONFIG)
+        return b'8001' not in text and node.read(result['files'][0]['backup_file']) is None
+    return [(rollback, {'files': result['files']}), (scheduler_config, args[1])], check
 
 
 def _race_config_file(node):
@@ -412,6 +481,12 @@ def _race_manifests_one_set(node):
     return k3s_manifests, args, check
 
 
+def _by_round(setup):
+    """A case whose setup takes the round number."""
+    setup.by_round = True
+    return setup
+
+
 RACES = {
     'k3s_manifests/sets': _race_manifests_sets,
     'k3s_manifests/one_set': _race_manifests_one_set,
@@ -419,26 +494,46 @@ RACES = {
     'k3s_service_arg/config': _race_service_arg(None),
     'k3s_service_arg/unit': _race_service_arg('unit'),
     'scheduler_config': _race_scheduler_config,
+    'scheduler_config/spellings': _by_round(_race_spellings),
+    'scheduler_config/bind_mount': _by_round(_race_bind_mount),
+    'rollback/scheduler_config': _by_round(_race_rollback),
 }
+# the races of the locks themselves (one file, two spellings; rollback against a writer): as many rounds as kills
+ROUNDS = {'scheduler_config/spellings': TRIALS, 'scheduler_config/bind_mount': TRIALS, 'rollback/scheduler_config': TRIALS}
+
+
+def _race(setup, node, n):
+    """([(module, args)], check, {child index: fn to run first}) of one round of a case."""
+    case = setup(node, n) if getattr(setup, 'by_round', False) else setup(node)
+    if len(case) == 3 and not isinstance(case[0], list) and not isinstance(case[2], dict):
+        module, both, check = case
+        return [(module, args) for args in both], check, {}
+    return case[0], case[1], (case[2] if len(case) > 2 else {})
 
 
 @pytest.mark.parametrize('case', sorted(RACES))
 def test_two_runs_at_once_lose_nothing(tmp_path, case):
-    rounds = max(5, TRIALS // 10)
+    if case.endswith('/bind_mount'):
+        mount_namespace.require()
+    rounds = ROUNDS.get(case, max(5, TRIALS // 10))
     for n in range(rounds):
         node = _node(tmp_path / ('r%d' % n))
-        module, both, check = RACES[case](node)
+        runs, check, before = _race(RACES[case], node, n)
         start = time.time() + 0.2
 
-        def runner(args):
+        def runner(i, module, args):
             def go():
+                if i in before:
+                    before[i]()
                 while time.time() < start:
                     pass
                 return _run(module, args)
             return go
 
-        children = [_child(runner(args)) for args in both]
-        for failed, result in [_wait(pid, r)[1] for pid, r in children]:
+        children = [_child(runner(i, module, args)) for i, (module, args) in enumerate(runs)]
+        for (module, args), (status, outcome) in zip(runs, [_wait(pid, r) for pid, r in children]):
+            assert outcome is not None, '%s round %d: %s died (status %s)' % (case, n, module.__name__, status)
+            failed, result = outcome
             assert not failed, result
             assert result['changed'] is True
         assert check(node), '%s round %d: a change was lost' % (case, n)
