@@ -200,8 +200,10 @@ def backup_file(module, path, backup_dir=None):  # pylint: disable=unused-argume
     if not os.path.exists(path):
         return None
     directory = backup_dir or os.path.dirname(path)
-    if backup_dir:
-        os.makedirs(backup_dir, mode=0o700, exist_ok=True)
+    if backup_dir and not os.path.isdir(backup_dir):
+        # made with our marker, so it goes again with its last backup (prune_dirs); root's alone
+        make_dirs(backup_dir)
+        os.chmod(backup_dir, 0o700)
     stamp = time.strftime('%Y-%m-%d@%H:%M:%S', time.localtime())
     base = os.path.join(directory, '%s.%d.%s' % (os.path.basename(path), os.getpid(), stamp))
     dest, n = base + '~', 0

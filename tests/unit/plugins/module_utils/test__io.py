@@ -113,6 +113,21 @@ def test_backup_dir_keeps_the_copy_elsewhere(module, tmp_path):
     assert sorted(os.listdir(manifests)) == ['kube-scheduler.yaml']
 
 
+def test_a_backup_dir_we_made_goes_with_its_last_backup(module, tmp_path):
+    path = tmp_path / 'config.yaml'
+    path.write_bytes(b'old\n')
+    backups = tmp_path / 'var' / 'backups' / 'baremetal-k3s'
+    result = _io.write_file(module, str(path), b'new\n', backup=True, backup_dir=str(backups))
+    assert _mode(backups) == 0o700 and (backups / _io.DIR_MARKER).read_bytes() == _io.DIR_MARKER_TEXT
+    _io.remove_file(module, result['backup_file'])
+    assert not (tmp_path / 'var').exists()  # the directories it made for the backup, none left behind
+    # a backup directory that was there before is not ours: it stays
+    backups.mkdir(parents=True)
+    result = _io.write_file(module, str(path), b'newer\n', backup=True, backup_dir=str(backups))
+    _io.remove_file(module, result['backup_file'])
+    assert backups.is_dir() and os.listdir(backups) == []
+
+
 def test_stale_temp_files_of_a_killed_write_are_removed_by_the_next(module, tmp_path):
     path = tmp_path / 'config.yaml'
     path.write_bytes(b'old\n')
