@@ -31,33 +31,20 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
 
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _ready
+from ansible_collections.baremetal.k3s.tests.integration import kube_nodes as kn
+from ansible_collections.baremetal.k3s.tests.integration.kube_nodes import (
+    docker, events, kubectl, kubectl_json, node_container, sh, state, stop_unit, unit_state, wait)
 
-IMAGE = os.environ.get('BAREMETAL_K3S_IMAGE_SYSTEMD')
-KUBE_DIR = os.environ.get('BAREMETAL_K3S_KUBE_DIR')
-REQUIRE_DOCKER = os.environ.get('BAREMETAL_K3S_REQUIRE_DOCKER') == '1'
-REQUIRE_KUBE = os.environ.get('BAREMETAL_K3S_REQUIRE_KUBE') == '1'
-
-if not IMAGE:
-    if REQUIRE_DOCKER:
-        raise RuntimeError('BAREMETAL_K3S_REQUIRE_DOCKER=1 but BAREMETAL_K3S_IMAGE_SYSTEMD is not set: '
-                           'build the node image (tests/lib.sh bk3s_images) and export its name.')
-    pytest.skip('BAREMETAL_K3S_IMAGE_SYSTEMD is not set (the node image, tests/lib.sh bk3s_images)', allow_module_level=True)
-if not (KUBE_DIR and os.access(os.path.join(KUBE_DIR, 'k3s'), os.X_OK)):
-    if REQUIRE_KUBE:
-        raise RuntimeError('BAREMETAL_K3S_REQUIRE_KUBE=1 but BAREMETAL_K3S_KUBE_DIR (%r) holds no k3s: build the k3s '
-                           'double (tests/lib.sh bk3s_kube) and export its directory.' % KUBE_DIR)
-    pytest.skip('BAREMETAL_K3S_KUBE_DIR does not hold the k3s double (tests/lib.sh bk3s_kube)', allow_module_level=True)
+IMAGE, KUBE_DIR = kn.require()
 
 PREFIX = 'bk3s-etcd-%d' % os.getpid()
 DATA = '/var/lib/rancher/k3s/server'
-STATE = '/run/k3s-double/state.json'
-EVENTS = '/var/log/k3s-double/events.jsonl'
+STATE, EVENTS = kn.STATE, kn.EVENTS
 SECRET = 'etcd-fleet-secret'
 # k3s's etcd leader manages learners and the EtcdIsVoter condition every 15s; the double's knob shortens it
 ENV = ('K3S_DOUBLE_ETCD_MANAGE_INTERVAL=2s',)
@@ -65,78 +52,9 @@ HOLD = 45  # seconds a rejoining server asks to stay a learner (K3S_DOUBLE_LEARN
 MEMBER_NAME = re.compile(r'^(?P<node>.+)-[0-9a-f]{8}$')
 
 
-def docker(*args, check=True, timeout=120, stdin=None):
-    return subprocess.run(['docker'] + list(args), input=stdin if stdin is not None else '', capture_output=True,
-                          text=True, check=check, timeout=timeout)
-
-
-def sh(name, script, check=True, timeout=120):
-    out = docker('exec', '-i', name, 'sh', '-c', script, check=False, timeout=timeout)
-    if check and out.returncode:
-        pytest.fail('%s: %s failed (%d):\n%s%s' % (name, script, out.returncode, out.stdout, out.stderr))
-    return out
-
-
-def kubectl(name, *args, check=True):
-    out = docker('exec', name, 'k3s', 'kubectl', '--request-timeout=20s', *args, check=False)
-    if check and out.returncode:
-        pytest.fail('%s: kubectl %s: %s' % (name, ' '.join(args), out.stderr))
-    return out
-
-
-def kubectl_json(name, *args):
-    return json.loads(kubectl(name, *args, '-o', 'json').stdout)
-
-
-def state(name):
-    return json.loads(sh(name, 'cat %s' % STATE).stdout)
-
-
-def events(name, event):
-    out = sh(name, 'cat %s 2>/dev/null; true' % EVENTS).stdout
-    return [e for e in (json.loads(line) for line in out.splitlines() if line.strip()) if e['event'] == event]
-
-
-def journal(name, unit, lines=25):
-    return sh(name, 'journalctl -u %s --no-pager | grep level= | grep -v \'"level":\' | tail -n %d' % (unit, lines),
-              check=False).stdout
-
-
-def wait(what, probe, timeout, logs=()):
-    deadline = time.time() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        if time.time() > deadline:
-            detail = ''.join('\n--- %s %s:\n%s' % (n, u, journal(n, u)) for n, u in logs)
-            pytest.fail('%s within %ds%s' % (what, timeout, detail))
-        time.sleep(0.5)
-
-
-def unit_state(name, unit):
-    return sh(name, 'systemctl is-active %s' % unit, check=False).stdout.strip()
-
-
 def start_unit(name, unit, argv, env=ENV):
-    """k3s as a Type=notify unit, as the installer's units run it (systemd waits for READY=1)."""
-    sh(name, 'systemctl reset-failed %s 2>/dev/null; systemd-run --no-block --unit %s -p Type=notify '
-             '-p TimeoutStartSec=infinity %s /usr/local/bin/k3s %s'
-             % (unit, unit, ' '.join('-E %s' % e for e in env), ' '.join(argv)))
-
-
-def stop_unit(name, unit='k3s'):
-    sh(name, 'systemctl stop %s; systemctl reset-failed %s 2>/dev/null; true' % (unit, unit), timeout=120)
-
-
-def node_container(name, network):
-    docker('run', '-d', '--name', name, '--hostname', name, '--network', network, '--label', 'baremetal-k3s=node',
-           '--cap-add', 'SYS_ADMIN', '--cap-add', 'NET_ADMIN', '--security-opt', 'seccomp=unconfined',
-           '--security-opt', 'apparmor=unconfined', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:rw', '--cgroupns', 'host',
-           '--tmpfs', '/run', '--tmpfs', '/run/lock', '--tmpfs', '/tmp',
-           '-v', '%s:/usr/local/bin/k3s:ro' % os.path.join(KUBE_DIR, 'k3s'),
-           '-v', '%s:/usr/local/bin/kine:ro' % os.path.join(KUBE_DIR, 'kine'),
-           IMAGE, '/lib/systemd/systemd')
+    """k3s as a Type=notify unit, with the double's shorter etcd management period unless told otherwise."""
+    kn.start_unit(name, unit, argv, env)
 
 
 def members(name):

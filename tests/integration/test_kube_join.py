@@ -37,102 +37,21 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
 import threading
 import time
 
 import pytest
 
-IMAGE = os.environ.get('BAREMETAL_K3S_IMAGE_SYSTEMD')
-KUBE_DIR = os.environ.get('BAREMETAL_K3S_KUBE_DIR')
-REQUIRE_DOCKER = os.environ.get('BAREMETAL_K3S_REQUIRE_DOCKER') == '1'
-REQUIRE_KUBE = os.environ.get('BAREMETAL_K3S_REQUIRE_KUBE') == '1'
+from ansible_collections.baremetal.k3s.tests.integration import kube_nodes as kn
+from ansible_collections.baremetal.k3s.tests.integration.kube_nodes import (
+    docker, journal, kubectl, kubectl_json, node_container, peek_state, sh, start_unit, state, unit_state, wait)
 
-if not IMAGE:
-    if REQUIRE_DOCKER:
-        raise RuntimeError('BAREMETAL_K3S_REQUIRE_DOCKER=1 but BAREMETAL_K3S_IMAGE_SYSTEMD is not set: '
-                           'build the node image (tests/lib.sh bk3s_images) and export its name.')
-    pytest.skip('BAREMETAL_K3S_IMAGE_SYSTEMD is not set (the node image, tests/lib.sh bk3s_images)', allow_module_level=True)
-if not (KUBE_DIR and os.access(os.path.join(KUBE_DIR, 'k3s'), os.X_OK)):
-    if REQUIRE_KUBE:
-        raise RuntimeError('BAREMETAL_K3S_REQUIRE_KUBE=1 but BAREMETAL_K3S_KUBE_DIR (%r) holds no k3s: build the k3s '
-                           'double (tests/lib.sh bk3s_kube) and export its directory.' % KUBE_DIR)
-    pytest.skip('BAREMETAL_K3S_KUBE_DIR does not hold the k3s double (tests/lib.sh bk3s_kube)', allow_module_level=True)
+IMAGE, KUBE_DIR = kn.require()
 
 PREFIX = 'bk3s-join-%d' % os.getpid()
 DATA = '/var/lib/rancher/k3s/server'
-STATE = '/run/k3s-double/state.json'
+STATE = kn.STATE
 GPU_TAINT = 'nvidia.com/gpu=present:NoSchedule'
-
-
-def docker(*args, check=True, timeout=120, stdin=None):
-    return subprocess.run(['docker'] + list(args), input=stdin if stdin is not None else '', capture_output=True,
-                          text=True, check=check, timeout=timeout)
-
-
-def sh(name, script, check=True, timeout=120):
-    out = docker('exec', '-i', name, 'sh', '-c', script, check=False, timeout=timeout)
-    if check and out.returncode:
-        pytest.fail('%s: %s failed (%d):\n%s%s' % (name, script, out.returncode, out.stdout, out.stderr))
-    return out
-
-
-def kubectl(name, *args, check=True):
-    out = docker('exec', name, 'k3s', 'kubectl', *args, check=False)
-    if check and out.returncode:
-        pytest.fail('%s: kubectl %s: %s' % (name, ' '.join(args), out.stderr))
-    return out
-
-
-def kubectl_json(name, *args):
-    return json.loads(kubectl(name, *args, '-o', 'json').stdout)
-
-
-def state(name):
-    return json.loads(sh(name, 'cat %s' % STATE).stdout)
-
-
-def peek_state(name):
-    """The state file, or {} while the process has not written it yet."""
-    out = sh(name, 'cat %s' % STATE, check=False)
-    return json.loads(out.stdout) if out.returncode == 0 else {}
-
-
-def journal(name, unit):
-    return sh(name, 'journalctl -u %s --no-pager | grep level= | tail -n 15' % unit, check=False).stdout
-
-
-def wait(what, probe, timeout, logs=()):
-    deadline = time.time() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        if time.time() > deadline:
-            detail = ''.join('\n--- %s %s:\n%s' % (n, u, journal(n, u)) for n, u in logs)
-            pytest.fail('%s within %ds%s' % (what, timeout, detail))
-        time.sleep(0.5)
-
-
-def unit_state(name, unit):
-    return sh(name, 'systemctl is-active %s' % unit, check=False).stdout.strip()
-
-
-def start_unit(name, unit, argv, env=None):
-    """k3s as a Type=notify unit, as the installer's units run it (systemd waits for READY=1)."""
-    setenv = ''.join('-E %s=%s ' % kv for kv in sorted((env or {}).items()))
-    sh(name, 'systemctl reset-failed %s 2>/dev/null; systemd-run --no-block --unit %s -p Type=notify '
-             '-p TimeoutStartSec=infinity %s/usr/local/bin/k3s %s' % (unit, unit, setenv, ' '.join(argv)))
-
-
-def node_container(name, network):
-    docker('run', '-d', '--name', name, '--hostname', name, '--network', network, '--label', 'baremetal-k3s=node',
-           '--cap-add', 'SYS_ADMIN', '--cap-add', 'NET_ADMIN', '--security-opt', 'seccomp=unconfined',
-           '--security-opt', 'apparmor=unconfined', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:rw', '--cgroupns', 'host',
-           '--tmpfs', '/run', '--tmpfs', '/run/lock', '--tmpfs', '/tmp',
-           '-v', '%s:/usr/local/bin/k3s:ro' % os.path.join(KUBE_DIR, 'k3s'),
-           '-v', '%s:/usr/local/bin/kine:ro' % os.path.join(KUBE_DIR, 'kine'),
-           IMAGE, '/lib/systemd/systemd')
 
 
 def kine_container(name, network):
@@ -339,7 +258,7 @@ def test_agent_waits_for_token_file_which_wins_over_k3s_token(cluster, joined):
             'mkdir -p /etc/rancher/k3s; true' % (STATE, late))
     wrong = 'K10%s::server:not-the-secret' % joined[3:].split('::')[0]
     start_unit(bad, 'k3s-agent', ['agent', '--server', 'https://%s:6443' % srv, '--token-file', late],
-               env={'K3S_TOKEN': wrong, 'K3S_DATA_DIR': '/var/lib/k3s-alt'})
+               env=('K3S_TOKEN=%s' % wrong, 'K3S_DATA_DIR=/var/lib/k3s-alt'))
     waiting = 'level=info msg="Waiting for %s to be available\\n"' % late
     wait('two looks for the token file', lambda: sh(bad, 'journalctl -u k3s-agent --no-pager',
                                                     check=False).stdout.count(waiting) >= 2, 60, [(bad, 'k3s-agent')])
