@@ -58,9 +58,12 @@ def run(module, args, capsys, check_mode=False, diff=True):
     """Run ``module.main()`` through Ansible's own exit_json/fail_json; (failed, result, the JSON it printed followed by
     the lines it logged on the node: AnsibleModule logs its options to the journal or syslog when it starts)."""
     capsys.readouterr()
-    logged = []
+    logged, warned = [], []
+    # the module's warnings as it gives them: where Ansible's controller code was imported before (another test
+    # file), module warnings go to the controller's display and never reach the printed result
     with set_module_args(args, check_mode=check_mode, diff=diff), pytest.raises(SystemExit) as exc, \
-            patch.object(basic.AnsibleModule, 'log', lambda self, msg, log_args=None: logged.append(msg)):
+            patch.object(basic.AnsibleModule, 'log', lambda self, msg, log_args=None: logged.append(msg)), \
+            patch.object(basic.AnsibleModule, 'warn', lambda self, msg: warned.append(msg)):
         module.main()
     out = capsys.readouterr().out
     text = next(line for line in reversed(out.splitlines()) if line.startswith('{'))
@@ -68,7 +71,8 @@ def run(module, args, capsys, check_mode=False, diff=True):
     assert 'invocation' in result, text  # Ansible's own exit path ran: it adds the invocation (and masks no_log_values)
     assert (exc.value.code != 0) == bool(result.get('failed')), text
     assert any(m.startswith('Invoked') for m in logged), logged
-    return bool(result.get('failed')), result, '\n'.join([text] + logged)
+    result['warnings'] = result.get('warnings', []) + warned
+    return bool(result.get('failed')), result, '\n'.join([text] + warned + logged)
 
 
 def assert_hidden(text, *values):
