@@ -26,8 +26,11 @@ step: SQLite holds a read transaction on the source for the whole copy, so the c
 datastore as it was at one instant, WAL included, while kine goes on writing. Copying
 ``state.db`` as a file while k3s runs is not a backup (the latest writes are in ``-wal``).
 
-With embedded etcd (``server/db/etcd``), :func:`etcd_snapshot_argv` builds the ``k3s
-etcd-snapshot save`` command instead; k3s writes the snapshot into ``server/db/snapshots``.
+With embedded etcd (``server/db/etcd``) the datastore is not read here: k3s takes the snapshot
+(:func:`etcd_snapshot_argv`, ``k3s etcd-snapshot save``, which writes it into
+``server/db/snapshots``), and :func:`write_archive` puts that file and the token into the
+archive the same way, checked by etcd's own integrity hash (:func:`etcd_snapshot_check`: the
+sha256 etcd appends to every snapshot) instead of ``PRAGMA integrity_check``.
 
 Pure standard library; no Ansible import.
 """
@@ -46,6 +49,7 @@ import stat
 import tarfile
 import tempfile
 import time
+import zipfile
 
 from urllib.parse import quote
 
@@ -62,6 +66,12 @@ MANIFEST = 'backup-manifest.json'
 DB_MEMBER = 'server/db/state.db'
 TOKEN_MEMBER = 'server/token'
 STORAGE_MEMBER = 'storage'
+# an etcd snapshot goes in as k3s keeps it: server/db/snapshots/<name>
+SNAPSHOT_MEMBER_DIR = 'server/db/snapshots'
+SNAPSHOT_NAME_RE = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9._-]*$')
+# k3s's line once etcd-snapshot save has written the file (logrus: msg="Snapshot <name> saved.")
+SNAPSHOT_SAVED_RE = re.compile(r'Snapshot (\S+) saved\.')
+HASH_SIZE = 32  # etcd appends the sha256 of a snapshot to it
 KINE_TABLE = 'kine'
 # room kept above the estimate: tar headers, the manifest, file system slack
 MARGIN = 1 << 20
@@ -72,9 +82,10 @@ DEFAULT_BACKUP_DIR = '/var/backups/k3s'
 class BackupError(Exception):
     """Writing the archive failed; nothing was left behind. ``msg`` says what happened and what to do."""
 
-    def __init__(self, msg):
+    def __init__(self, msg, **details):
         super().__init__(msg)
         self.msg = msg
+        self.details = details
 
 
 # -- names ---------------------------------------------------------------------------------------
@@ -119,6 +130,60 @@ def parse_sha256(text):
     return None
 
 
+def snapshot_member(name):
+    """The archive member of the etcd snapshot file ``name``; ValueError for a name k3s never writes."""
+    if not SNAPSHOT_NAME_RE.match(name or ''):
+        raise ValueError('%r is not the name of an etcd snapshot file' % (name,))
+    return '%s/%s' % (SNAPSHOT_MEMBER_DIR, name)
+
+
+def saved_snapshot(output):
+    """The snapshot name in k3s's ``Snapshot <name> saved.`` line (the last one), None without it."""
+    names = SNAPSHOT_SAVED_RE.findall(output or '')
+    return os.path.basename(names[-1]) if names else None
+
+
+def _hash_check(stream, size, what):
+    """Read ``size`` bytes of ``stream``: the last 32 must be the sha256 of the rest (etcd's snapshot hash)."""
+    if size % 512 != HASH_SIZE:
+        raise BackupError('%s carries no integrity hash (etcd appends a sha256 to every snapshot it saves: its size '
+                          'is then 32 more than a multiple of 512, this one is %d bytes). It is not an etcd snapshot, '
+                          'or was cut short; take another with k3s etcd-snapshot save.' % (what, size))
+    digest = hashlib.sha256()
+    left = size - HASH_SIZE
+    while left > 0:
+        data = stream.read(min(left, 1 << 20))
+        if not data:
+            raise BackupError('%s ended before its %d bytes; take another snapshot.' % (what, size))
+        digest.update(data)
+        left -= len(data)
+    if stream.read(HASH_SIZE) != digest.digest():
+        raise BackupError('%s fails etcd\'s integrity check: the sha256 appended to it does not match its content. '
+                          'The snapshot is damaged; take another with k3s etcd-snapshot save.' % what)
+
+
+def etcd_snapshot_check(path, what=None):
+    """Check an etcd snapshot file as etcd's restore does (its appended sha256); 'ok', or BackupError.
+
+    A ``.zip`` file (k3s's ``etcd-snapshot-compress``) must hold one snapshot, checked the same way.
+    """
+    what = what or path
+    try:
+        if path.endswith('.zip'):
+            with zipfile.ZipFile(path) as z:
+                infos = z.infolist()
+                if len(infos) != 1:
+                    raise BackupError('%s holds %d files; a compressed k3s snapshot holds one.' % (what, len(infos)))
+                with z.open(infos[0]) as f:
+                    _hash_check(f, infos[0].file_size, what)
+        else:
+            with open(path, 'rb') as f:
+                _hash_check(f, os.fstat(f.fileno()).st_size, what)
+    except (OSError, zipfile.BadZipFile) as e:
+        raise BackupError('%s cannot be read as an etcd snapshot: %s' % (what, getattr(e, 'strerror', None) or e))
+    return 'ok'
+
+
 def etcd_snapshot_argv(k3s_binary, data_dir, name, snapshot_dir=None):
     """``k3s etcd-snapshot save`` for a server with embedded etcd: k3s names the file ``<name>-<node>-<unix time>``."""
     argv = [k3s_binary, 'etcd-snapshot', 'save', '--name', name]
@@ -158,6 +223,12 @@ def _nearest_dir(view, path):
             return '/'
         probe = os.path.dirname(probe)
     return probe
+
+
+def _same_fs(view, a, b):
+    """Whether the existing directories ``a`` and ``b`` are on one file system (their st_dev)."""
+    sa, sb = view.stat(a), view.stat(b)
+    return sa is None or sb is None or sa.st_dev == sb.st_dev
 
 
 def _inside(path, parent):
@@ -218,32 +289,55 @@ def plan(view, params, now=None):
              'removed': [], 'contents': [], 'rows': 0, 'revision': 0, 'integrity': '', 'size': 0, 'sha256': '',
              'archive': '', 'sha256_file': '', 'needed_bytes': 0, 'free_bytes': 0, 'snapshot_argv': [],
              'storage_files': 0}
-    if datastore == 'etcd':
-        name = 'k3s-backup-%s' % safe_host(host)
-        facts['snapshot_name'] = name
-        facts['snapshot_dir'] = os.path.join(db_dir, 'snapshots')
-        facts['snapshot_argv'] = etcd_snapshot_argv(params.get('k3s_binary') or '/usr/local/bin/k3s', data_dir, name)
-        return Plan(facts=facts)
-
-    db_size = sum((view.stat(p).st_size if view.isfile(p) else 0) for p in (state_db, state_db + '-wal'))
     token_size = view.stat(token).st_size
-    contents = [DB_MEMBER, TOKEN_MEMBER]
     storage_size = 0
-    if include_storage and view.isdir(storage):
-        storage_size, facts['storage_files'] = tree_size(view, storage)
-        contents.append(STORAGE_MEMBER + '/')
-    # the copy of the datastore (temp) and the archive (compressed, at most about as big as what goes in)
-    needed = 2 * db_size + token_size + storage_size + MARGIN
+    if datastore == 'etcd':
+        # k3s writes the snapshot (about as big as etcd's database) into its snapshot directory; the archive
+        # then reads it from there: no temp copy in backup_dir
+        snapshot_dir = os.path.normpath(params.get('snapshot_dir') or os.path.join(db_dir, 'snapshots'))
+        if not os.path.isabs(snapshot_dir):
+            raise PlanError('snapshot_dir must be an absolute path, got %r.' % params.get('snapshot_dir'))
+        etcd_db = os.path.join(db_dir, 'etcd', 'member', 'snap', 'db')
+        db_size = view.stat(etcd_db).st_size if view.isfile(etcd_db) else 0
+        name = 'k3s-backup-%s' % safe_host(host)
+        facts.update(snapshot_name=name, snapshot_dir=snapshot_dir, snapshot='',
+                     snapshot_argv=etcd_snapshot_argv(params.get('k3s_binary') or '/usr/local/bin/k3s', data_dir, name))
+        contents = [SNAPSHOT_MEMBER_DIR + '/', TOKEN_MEMBER]
+        needed = db_size + token_size + MARGIN
+        snap_fs = _nearest_dir(view, snapshot_dir)
+        snap_vfs = view.statvfs(snap_fs)
+        same_fs = _same_fs(view, snap_fs, _nearest_dir(view, backup_dir))
+        snap_needed = db_size + MARGIN
+        if same_fs:
+            needed += snap_needed
+        elif snap_vfs is not None and snap_vfs.f_bavail * snap_vfs.f_frsize < snap_needed:
+            free = snap_vfs.f_bavail * snap_vfs.f_frsize
+            raise PlanError('not enough free space for the etcd snapshot in %s (file system of %s): needed %s (%d bytes: '
+                            'etcd\'s database %s and 1 MiB of slack), free %s (%d bytes). Nothing was written. Free space '
+                            'there (k3s etcd-snapshot delete removes older snapshots).'
+                            % (snapshot_dir, snap_fs, human(snap_needed), snap_needed, human(db_size), human(free), free),
+                            needed_bytes=snap_needed, free_bytes=free)
+        what = (('the etcd snapshot %s twice - the snapshot, then the archive - ' if same_fs
+                 else 'the etcd snapshot %s in the archive, ') % human(db_size))
+    else:
+        db_size = sum((view.stat(p).st_size if view.isfile(p) else 0) for p in (state_db, state_db + '-wal'))
+        contents = [DB_MEMBER, TOKEN_MEMBER]
+        if include_storage and view.isdir(storage):
+            storage_size, facts['storage_files'] = tree_size(view, storage)
+            contents.append(STORAGE_MEMBER + '/')
+        # the copy of the datastore (temp) and the archive (compressed, at most about as big as what goes in)
+        needed = 2 * db_size + token_size + storage_size + MARGIN
+        what = 'the datastore copy %s twice - the copy, then the archive - ' % human(db_size)
     where = _nearest_dir(view, backup_dir)
     vfs = view.statvfs(where)
     free = vfs.f_bavail * vfs.f_frsize if vfs is not None else 0
     facts.update(needed_bytes=needed, free_bytes=free)
     if vfs is not None and free < needed:
-        raise PlanError('not enough free space for the backup in %s (file system of %s): needed %s (%d bytes: the '
-                        'datastore copy %s twice - the copy, then the archive - %sthe token and 1 MiB of slack), free '
-                        '%s (%d bytes). Nothing was written. Free space there (older archives count: retention '
-                        'removes them only after a new one is written), or give backup_dir a larger file system.'
-                        % (backup_dir, where, human(needed), needed, human(db_size),
+        raise PlanError('not enough free space for the backup in %s (file system of %s): needed %s (%d bytes: %s%sthe '
+                        'token and 1 MiB of slack), free %s (%d bytes). Nothing was written. Free space there (older '
+                        'archives count: retention removes them only after a new one is written), or give backup_dir '
+                        'a larger file system.'
+                        % (backup_dir, where, human(needed), needed, what,
                            ('the storage %s, ' % human(storage_size)) if storage_size else '', human(free), free),
                         needed_bytes=needed, free_bytes=free)
     if not view.writable(os.path.join(backup_dir, 'x')):
@@ -382,24 +476,34 @@ def write_archive(facts, host_path, opener=open):
     renamed = []
     tmp = tempfile.mkdtemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=backup_dir)
     try:
-        copy = os.path.join(tmp, 'state.db')
-        stats = sqlite_copy(host_path(facts['state_db']), copy)
-        os.chmod(copy, 0o600)
+        if facts['datastore'] == 'etcd':
+            # the snapshot k3s wrote, checked by the hash etcd appended to it, read from where k3s keeps it
+            copy = host_path(facts['snapshot'])
+            member = snapshot_member(os.path.basename(facts['snapshot']))
+            stats = {'rows': 0, 'revision': 0, 'integrity': etcd_snapshot_check(copy, facts['snapshot'])}
+        else:
+            copy = os.path.join(tmp, 'state.db')
+            member = DB_MEMBER
+            stats = sqlite_copy(host_path(facts['state_db']), copy)
+            os.chmod(copy, 0o600)
         token = host_path(facts['token'])
         manifest = {
             'format': FORMAT, 'host': facts['host'], 'created': facts['created'], 'data_dir': facts['data_dir'],
-            'datastore': 'sqlite', 'rows': stats['rows'], 'revision': stats['revision'], 'integrity': stats['integrity'],
-            'files': {DB_MEMBER: {'size': os.path.getsize(copy), 'sha256': file_sha256(copy)},
+            'datastore': facts['datastore'], 'rows': stats['rows'], 'revision': stats['revision'],
+            'integrity': stats['integrity'],
+            'files': {member: {'size': os.path.getsize(copy), 'sha256': file_sha256(copy)},
                       TOKEN_MEMBER: {'size': os.path.getsize(token), 'sha256': file_sha256(token)}},
             'storage': bool(facts.get('storage')),
         }
+        if facts['datastore'] == 'etcd':
+            manifest['snapshot'] = member
         part = os.path.join(tmp, name)
         fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
         with opener(part, 'wb') as raw:
             with tarfile.open(fileobj=raw, mode='w:gz') as tar:
                 _add_file(tar, None, MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + '\n').encode())
-                _add_file(tar, copy, DB_MEMBER)
+                _add_file(tar, copy, member)
                 _add_file(tar, token, TOKEN_MEMBER)
                 if facts.get('storage'):
                     tar.add(host_path(facts['storage']), arcname=STORAGE_MEMBER, recursive=True, filter=_storage_filter)
@@ -436,7 +540,7 @@ def write_archive(facts, host_path, opener=open):
                 pass
         if isinstance(e, BackupError):
             raise
-        if isinstance(e, (OSError, sqlite3.Error, tarfile.TarError)):
+        if isinstance(e, (OSError, sqlite3.Error, tarfile.TarError, ValueError)):
             reason = getattr(e, 'strerror', None) or str(e)
             full = getattr(e, 'errno', None) == errno.ENOSPC or 'disk is full' in str(e)
             raise BackupError('the backup into %s failed: %s.%s Nothing was left behind (the temp files were removed).'
@@ -459,5 +563,6 @@ def write_archive(facts, host_path, opener=open):
                                 % (victim, e.strerror or e))
     facts['warnings'] = warnings
     facts.update(stats)
-    facts.update(size=size, sha256=digest, removed=removed, contents=facts['contents'])
+    contents = [member if c == SNAPSHOT_MEMBER_DIR + '/' else c for c in facts['contents']]
+    facts.update(size=size, sha256=digest, removed=removed, contents=contents)
     return facts

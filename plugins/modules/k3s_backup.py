@@ -38,9 +38,13 @@ description:
   - Keeps the O(keep) newest archives of this host - the one it writes included - and removes older ones with their
     C(.sha256). It removes only files named C(k3s-backup-<host>-<stamp>.tar.gz) for this host, never anything else
     in O(backup_dir).
-  - With embedded etcd (C(<data_dir>/server/db/etcd) exists) it runs C(k3s etcd-snapshot save --name
-    k3s-backup-<host>) instead, which writes the snapshot into C(<data_dir>/server/db/snapshots); retention is then
-    k3s's own (C(etcd-snapshot-retention)).
+  - With embedded etcd (C(<data_dir>/server/db/etcd) exists) k3s takes the snapshot - C(k3s etcd-snapshot save --name
+    k3s-backup-<host>), which writes C(<name>-<node>-<unix time>) into C(<data_dir>/server/db/snapshots) (or
+    O(snapshot_dir)) - and the module checks it by the sha256 etcd appends to every snapshot (as etcd's restore does)
+    and writes it with the token into the same kind of archive, as C(server/db/snapshots/<file>). The snapshot file
+    stays where k3s wrote it (k3s's C(etcd-snapshot-retention) and C(k3s etcd-snapshot delete) manage it); the archive
+    is what M(baremetal.k3s.k3s_restore) puts back, through C(k3s server --cluster-reset
+    --cluster-reset-restore-path).
 author:
   - baremetal.k3s contributors (@baremetal)
 extends_documentation_fragment:
@@ -48,7 +52,7 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Checks and reports what would be written and removed; writes nothing, runs no snapshot.
+    details: Checks and reports what would be written and removed; writes nothing, takes no etcd snapshot.
   diff_mode:
     support: none
   platform:
@@ -88,13 +92,20 @@ options:
     description: The k3s binary, to run C(etcd-snapshot save) with embedded etcd.
     type: path
     default: /usr/local/bin/k3s
+  snapshot_dir:
+    description:
+      - With embedded etcd, where k3s writes its snapshots - give it when the server sets C(etcd-snapshot-dir).
+      - Default C(<data_dir>/server/db/snapshots), k3s's.
+    type: path
 notes:
   - The SQLite source is opened read-only; the copy is taken in one backup step (one read transaction), which does not
     block kine's writes (WAL mode). SQLite may create C(state.db-wal) and C(state.db-shm) when k3s is stopped and they
     are missing - empty files kine uses anyway.
   - A server on an external datastore (C(datastore-endpoint)) keeps its state in that database - back it up there; the
     module refuses such a node, and an agent.
-  - Embedded etcd is covered by unit tests of the command it runs, not by a test on a real etcd.
+  - Embedded etcd - the snapshot, its check and the archive - is tested against a real etcd (v3.6, embedded as k3s embeds
+    it) under the collection's k3s test double, not against a k3s binary.
+  - With embedded etcd the archive holds no C(storage/) (O(include_storage) applies to SQLite servers).
   - Not undone by M(baremetal.k3s.rollback) - an archive is not a configuration file; RV(removed) lists what retention
     deleted.
 seealso:
@@ -128,7 +139,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 archive:
-  description: The archive written (in check mode, that would be written); empty with embedded etcd.
+  description: The archive written (in check mode, that would be written).
   returned: always
   type: str
   sample: /var/backups/k3s/k3s-backup-server-1-20260125T031500Z.tar.gz
@@ -148,23 +159,27 @@ size:
   type: int
   sample: 1843212
 contents:
-  description: What the archive holds, as member names relative to the data directory (C(backup-manifest.json) besides).
+  description:
+    - What the archive holds, as member names relative to the data directory (C(backup-manifest.json) besides).
+    - With embedded etcd C(server/db/snapshots/<file>) and C(server/token); in check mode C(server/db/snapshots/).
   returned: always
   type: list
   elements: str
   sample: [server/db/state.db, server/token, storage/]
 rows:
-  description: The rows of kine's table in the datastore copy (every revision kine keeps); 0 in check mode.
+  description: The rows of kine's table in the datastore copy (every revision kine keeps); 0 in check mode and with
+    embedded etcd.
   returned: always
   type: int
   sample: 2140
 revision:
-  description: The newest kine revision in the copy; 0 in check mode.
+  description: The newest kine revision in the copy; 0 in check mode and with embedded etcd.
   returned: always
   type: int
   sample: 2211
 integrity:
-  description: C(ok) when the copy passed C(PRAGMA integrity_check); empty in check mode.
+  description: C(ok) when the copy passed C(PRAGMA integrity_check) (an etcd snapshot - its appended sha256); empty in
+    check mode.
   returned: always
   type: str
   sample: ok
@@ -211,6 +226,11 @@ snapshots:
   type: list
   elements: str
   sample: [/var/lib/rancher/k3s/server/db/snapshots/k3s-backup-server-1-server-1-1769311200]
+snapshot:
+  description: With embedded etcd, the snapshot k3s wrote and the archive holds; empty in check mode.
+  returned: when the datastore is etcd
+  type: str
+  sample: /var/lib/rancher/k3s/server/db/snapshots/k3s-backup-server-1-server-1-1769311200
 '''
 
 import os
@@ -229,14 +249,15 @@ ARGUMENT_SPEC = dict(
     include_storage=dict(type='bool', default=False),
     host=dict(type='str'),
     k3s_binary=dict(type='path', default='/usr/local/bin/k3s'),
+    snapshot_dir=dict(type='path'),
 )
 
 PUBLIC = ('archive', 'sha256_file', 'sha256', 'size', 'contents', 'rows', 'revision', 'integrity', 'removed',
-          'datastore', 'needed_bytes', 'free_bytes', 'backup_dir', 'data_dir', 'snapshot_argv', 'snapshots')
+          'datastore', 'needed_bytes', 'free_bytes', 'backup_dir', 'data_dir', 'snapshot_argv', 'snapshots', 'snapshot')
 
 
 def _etcd_snapshot(module, view, facts):
-    """Run k3s etcd-snapshot save; the facts with the snapshot files that appeared."""
+    """Run k3s etcd-snapshot save; the facts with the snapshot it wrote (``snapshot``, ``snapshots``)."""
     before = set(view.listdir(facts['snapshot_dir']) or [])
     rc, out, err = module.run_command(facts['snapshot_argv'], environ_update={'LC_ALL': 'C'})
     if rc != 0:
@@ -244,6 +265,19 @@ def _etcd_snapshot(module, view, facts):
                          snapshot_argv=facts['snapshot_argv'])
     after = view.listdir(facts['snapshot_dir']) or []
     facts['snapshots'] = [os.path.join(facts['snapshot_dir'], n) for n in after if n not in before]
+    name = backup.saved_snapshot(out + '\n' + err)
+    if name is None and len(facts['snapshots']) == 1:
+        name = os.path.basename(facts['snapshots'][0])
+    path = os.path.join(facts['snapshot_dir'], name or '')
+    if name is None or not view.isfile(path):
+        module.fail_json(msg='%s ran, but %s: the snapshot cannot be put into the archive. If the server sets '
+                             'etcd-snapshot-dir, give that directory as snapshot_dir. Its output: %s'
+                             % (' '.join(facts['snapshot_argv']),
+                                ('no snapshot file named %s is in %s' % (name, facts['snapshot_dir'])) if name else
+                                'it did not say which snapshot it saved ("Snapshot <name> saved.")',
+                                (err or out).strip()[-2000:]),
+                         snapshot_argv=facts['snapshot_argv'], snapshots=facts['snapshots'])
+    facts['snapshot'] = path
     return facts
 
 
@@ -261,10 +295,9 @@ def main():
                 module.warn(warning)
             if module.check_mode:
                 changed = True
-            elif facts['datastore'] == 'etcd':
-                facts = _etcd_snapshot(module, view, facts)
-                changed = True
             else:
+                if facts['datastore'] == 'etcd':
+                    facts = _etcd_snapshot(module, view, facts)
                 facts = backup.write_archive(facts, lambda path: host_path(_io.ROOT, path))
                 for warning in facts.get('warnings', []):
                     module.warn(warning)

@@ -95,37 +95,101 @@ def test_refuses_an_agent_and_a_missing_token(node):
     assert not node.exists(BDIR)
 
 
-def test_embedded_etcd_runs_etcd_snapshot_save(node):
-    """The test double has no etcd: the command is checked against a fake k3s that writes a snapshot file as k3s does."""
-    node.makedirs('/data/k3s/server/db/etcd')
-    node.write('/data/k3s/server/token', 'K10hash::server:pw\n', 0o600)
+def snapshot_bytes(size=1024):
+    """An etcd snapshot as etcd saves one: the database, then its sha256."""
+    data = os.urandom(size)
+    return data + hashlib.sha256(data).digest()
+
+
+def etcd_server(node, data=DATA):
+    """A server on embedded etcd: etcd's database, the token."""
+    node.write(data + '/server/db/etcd/member/snap/db', os.urandom(4096))
+    node.write(data + '/server/token', 'K10hash::server:pw\n', 0o600)
+
+
+def fake_snapshot_save(node, data=DATA, name='k3s-backup-s1-s1-1769311200', content=None, say=True, calls=None):
+    """AnsibleModule.run_command standing for k3s etcd-snapshot save: the file where k3s writes it, k3s's line."""
+    def run_command(self, argv, **kw):  # pylint: disable=unused-argument
+        if calls is not None:
+            calls.append(list(argv))
+        node.write(data + '/server/db/snapshots/' + name, snapshot_bytes() if content is None else content, 0o600)
+        return 0, '', ('time="2026-01-25T03:20:00Z" level=info msg="Snapshot %s saved."\n' % name) if say else ''
+    return run_command
+
+
+def test_embedded_etcd_archive_holds_the_snapshot_and_the_token(node):
+    etcd_server(node, '/data/k3s')
     node.write('/data/k3s/server/db/snapshots/earlier', 'x')
     calls = []
-
-    def run_command(self, argv, **kw):  # pylint: disable=unused-argument
-        calls.append(list(argv))
-        node.write('/data/k3s/server/db/snapshots/k3s-backup-s1-s1-1769311200', 'snapshot')
-        return 0, 'Snapshot k3s-backup-s1-s1-1769311200 saved.', ''
-
-    with patch.object(basic.AnsibleModule, 'run_command', run_command):
+    with patch.object(basic.AnsibleModule, 'run_command', fake_snapshot_save(node, '/data/k3s', calls=calls)):
         result = module_ok(k3s_backup, {'data_dir': '/data/k3s', 'host': 's1', 'k3s_binary': '/usr/bin/k3s'})
     assert calls == [['/usr/bin/k3s', 'etcd-snapshot', 'save', '--name', 'k3s-backup-s1', '--data-dir', '/data/k3s']]
-    assert result['datastore'] == 'etcd' and result['archive'] == ''
-    assert result['snapshots'] == ['/data/k3s/server/db/snapshots/k3s-backup-s1-s1-1769311200']
+    snapshot = '/data/k3s/server/db/snapshots/k3s-backup-s1-s1-1769311200'
+    assert result['datastore'] == 'etcd' and result['snapshot'] == snapshot and result['snapshots'] == [snapshot]
+    name = os.path.basename(result['archive'])
+    assert name.startswith('k3s-backup-s1-') and node.listdir(BDIR) == [name, name + '.sha256']
+    assert result['sha256'] == hashlib.sha256(node.read(result['archive'])).hexdigest()
+    assert node.read(result['sha256_file']) == ('%s  %s\n' % (result['sha256'], name)).encode()
+    assert result['contents'] == ['server/db/snapshots/k3s-backup-s1-s1-1769311200', 'server/token']
+    assert result['integrity'] == 'ok'
+    with tarfile.open(node.p(result['archive'])) as tar:
+        assert tar.extractfile('server/db/snapshots/k3s-backup-s1-s1-1769311200').read() == node.read(snapshot)
+        assert tar.extractfile('server/token').read() == b'K10hash::server:pw\n'
+    assert node.read(snapshot) is not None  # k3s's snapshot stays where k3s keeps it
+
+
+def test_embedded_etcd_snapshot_found_without_k3s_line(node):
+    etcd_server(node)
+    with patch.object(basic.AnsibleModule, 'run_command', fake_snapshot_save(node, say=False)):
+        result = module_ok(k3s_backup, {'host': 's1'})
+    assert result['snapshot'].endswith('/k3s-backup-s1-s1-1769311200')
+
+
+def test_embedded_etcd_snapshot_elsewhere_is_named(node):
+    etcd_server(node)
+
+    def run_command(self, argv, **kw):  # pylint: disable=unused-argument
+        node.write('/srv/snapshots/k3s-backup-s1-s1-1', snapshot_bytes())
+        return 0, '', 'msg="Snapshot k3s-backup-s1-s1-1 saved."'
+
+    with patch.object(basic.AnsibleModule, 'run_command', run_command):
+        failed = module_fail(k3s_backup, {'host': 's1'})
+    assert 'no snapshot file named k3s-backup-s1-s1-1 is in /var/lib/rancher/k3s/server/db/snapshots' in failed
+    assert 'give that directory as snapshot_dir' in failed and not node.exists(BDIR)
+    with patch.object(basic.AnsibleModule, 'run_command', run_command):
+        result = module_ok(k3s_backup, {'host': 's1', 'snapshot_dir': '/srv/snapshots'})
+    assert result['contents'][0] == 'server/db/snapshots/k3s-backup-s1-s1-1'
+
+
+def test_embedded_etcd_damaged_snapshot_leaves_no_archive(node):
+    etcd_server(node)
+    with patch.object(basic.AnsibleModule, 'run_command', fake_snapshot_save(node, content=b'not a snapshot')):
+        failed = module_fail(k3s_backup, {'host': 's1'})
+    assert 'carries no integrity hash' in failed
     assert not node.exists(BDIR)
 
 
 def test_embedded_etcd_failure_is_reported(node):
-    node.makedirs(DATA + '/server/db/etcd')
-    node.write(DATA + '/server/token', 'K10hash::server:pw\n', 0o600)
+    etcd_server(node)
     with patch.object(basic.AnsibleModule, 'run_command', lambda self, argv, **kw: (1, '', 'etcd not running')):
         failed = module_fail(k3s_backup, {})
     assert 'etcd-snapshot save --name k3s-backup-Node-1.Example failed (rc 1): etcd not running' in failed
+    assert not node.exists(BDIR)
 
 
 def test_embedded_etcd_check_mode_runs_nothing(node):
-    node.makedirs(DATA + '/server/db/etcd')
-    node.write(DATA + '/server/token', 'K10hash::server:pw\n', 0o600)
+    etcd_server(node)
+    before = node.tree()
     with patch.object(basic.AnsibleModule, 'run_command', side_effect=AssertionError('ran a command')):
         result = module_ok(k3s_backup, {}, check_mode=True)
     assert result['snapshot_argv'][1:3] == ['etcd-snapshot', 'save']
+    assert result['archive'].startswith(BDIR + '/k3s-backup-') and result['contents'] == ['server/db/snapshots/', 'server/token']
+    assert node.tree() == before
+
+
+def test_embedded_etcd_free_space_counts_the_snapshot(node):
+    etcd_server(node)
+    node.filesystem('/', free_mb=1, size_mb=100)
+    failed = module_fail(k3s_backup, {})
+    assert 'not enough free space for the backup' in failed and 'the etcd snapshot 4.0 KiB twice' in failed
+    assert not node.exists(BDIR)
