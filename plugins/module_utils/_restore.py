@@ -13,12 +13,28 @@ current ``server/db`` will be kept (``server/db.before-restore-<time>``). It ref
 anything is written, a running k3s, a missing archive or checksum, and a place that is taken.
 
 :func:`restore` then checks before it changes anything - the archive's sha256, its members
-(only the names a backup writes, regular files), the datastore copy's ``PRAGMA integrity_check``
-- and unpacks into a temp directory in ``server/`` (same file system). Only then: the current
-``server/db`` is renamed aside (never deleted), the unpacked ``db`` directory (0700, state.db
-0600) renamed into its place, and the token replaced atomically (its old bytes kept as
+(only the names a backup writes, regular files), the sha256 its manifest records for each file,
+the datastore copy's ``PRAGMA integrity_check`` or the etcd snapshot's own hash - and unpacks
+into a temp directory in ``server/`` (same file system). Only then: the current ``server/db`` is
+renamed aside (never deleted), the unpacked ``db`` directory (0700, its files 0600) renamed into
+its place, and the token replaced atomically (its old bytes kept as
 ``server/token.before-restore-<time>`` when they differ). A failure between those renames puts
 the previous ones back.
+
+An archive of embedded etcd holds ``server/db/snapshots/<file>`` instead of ``state.db``; it
+lands there, and k3s itself restores it, as k3s documents it: ``k3s server --cluster-reset
+--cluster-reset-restore-path=<snapshot> --token=<the archive's token>``, run in the foreground
+with the service's own command line and environment (its config files k3s reads itself), must
+exit 0 with k3s's ``Managed etcd cluster membership has been reset`` line. When it does not,
+everything is put back: the new ``server/db`` is kept as ``server/db.failed-restore-<time>``, the
+previous one and the token return. Before anything is written, the token the server is
+configured with (``token-file``, ``token``, ``K3S_TOKEN``) must be the archive's: k3s reads a
+token file over ``--token`` and decrypts the restored bootstrap data with it.
+
+``step: rejoin`` is the other servers' part (k3s: "Backup and delete ${datadir}/server/db on each
+peer etcd server and rejoin the nodes"): with k3s stopped and a server URL to join through, their
+``server/db`` is renamed aside (kept, never deleted), so that the next start joins the restored
+cluster as a new member.
 
 Pure standard library; no Ansible import.
 """
@@ -29,7 +45,9 @@ import json
 import os
 import posixpath
 import shutil
+import signal
 import sqlite3
+import subprocess
 import tarfile
 import tempfile
 import time
@@ -38,17 +56,157 @@ import zlib
 from urllib.parse import quote
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _backup as backup
+from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_info as k3s_info
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
+from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
+from ansible_collections.baremetal.k3s.plugins.module_utils import _token_file as token_file
 from ansible_collections.baremetal.k3s.plugins.module_utils._backup import BackupError
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 ASIDE_INFIX = '.before-restore-'
+FAILED_INFIX = '.failed-restore-'
 STAGE_PREFIX = '.db.restore-'
+STEPS = ('restore', 'rejoin')
+# k3s's line when --cluster-reset has done its work (pkg/cluster/managed.go), then it exits 0
+RESET_DONE = 'Managed etcd cluster membership has been reset'
+RESET_TIMEOUT = 600
+MAX_TOKEN = 4096  # bytes: a k3s token is far smaller
+OUTPUT_TAIL = 20  # lines of k3s's output a failure quotes
+SNAPSHOT = ':snapshot'  # inspect()'s key of the etcd snapshot member (its own name is server/db/snapshots/<file>)
 
 
-def plan(view, params, now=None):
-    """What a restore of ``params`` (archive, sha256, data_dir, service) does; a Plan with facts only."""
+def node_datastore(view, db_dir):
+    """``etcd`` (``server/db/etcd``), ``sqlite`` (``server/db/state.db``) or '' (none) on the node."""
+    if view.isdir(os.path.join(db_dir, 'etcd')):
+        return 'etcd'
+    if view.isfile(os.path.join(db_dir, 'state.db')):
+        return 'sqlite'
+    return ''
+
+
+def _last(args, env, names, variable):
+    """A flag's value as k3s takes it: the last given on the command line or in the config files, else the variable."""
+    values = k3s_config.flag_values(args, *names)
+    if values:
+        return values[-1]
+    return env.get(variable, '')
+
+
+def service_command(view, service, found):
+    """How the service runs k3s: {argv (unhidden), env, args (config-file flags inserted), product}.
+
+    The secret values of all of them go into ``found`` first. PlanError when the service is not there.
+    """
+    try:
+        init = services.read_init(view, service)
+    except services.ServiceError as e:
+        raise PlanError('cannot read the k3s service %s: %s' % (service, e.msg))
+    argv = k3s_info.k3s_config_expand(init)
+    env = dict(init.env or {})
+    secrets.add(found, secrets.argv_secrets(init.raw_argv(True)) + secrets.argv_secrets(argv) + secrets.env_secrets(env))
+    if 'server' not in argv[1:]:
+        raise PlanError('service %s does not run "k3s server" (%s); only a server holds a datastore.'
+                        % (service, ' '.join(secrets.hide_argv(argv))))
+    config_file = k3s_config.find_config_file(argv, env)
+    try:
+        docs = services.config_documents(view, services.config_files(view, config_file))
+    except services.ServiceError as e:
+        raise PlanError(e.msg)
+    secrets.add(found, secrets.documents_secrets(docs))
+    args = k3s_config.insert_flags(argv, k3s_config.to_flags(k3s_config.merge(docs)))
+    product = k3s_config.product(argv[0]).upper()
+    return {'argv': argv, 'env': env, 'args': args[1:], 'product': product}
+
+
+def token_secrets(text):
+    """A token's secret forms: the whole token and, of a full one (``K10<hash>::<user>:<password>``), its password."""
+    text = (text or '').strip()
+    forms = [text] if text else []
+    credentials = text.partition('::')[2]
+    if credentials:
+        forms += [credentials, credentials.partition(':')[2] or credentials]
+    return forms
+
+
+def token_sources(view, command, found):
+    """[(where, text or None)]: the token the server starts with, in k3s's order (a token file over ``--token``
+    over the variable); [] when none is configured (k3s then reads ``server/token``). None: the file is missing."""
+    args, env, product = command['args'], command['env'], command['product']
+    path = _last(args, env, ('token-file',), product + '_TOKEN_FILE')
+    if path:
+        text = view.read_text(path) if os.path.isabs(path) else None
+        secrets.add(found, token_secrets(text))
+        return [('its token file %s (token-file)' % path, text)]
+    value = _last(args, env, ('token', 't'), product + '_TOKEN')
+    if value:
+        secrets.add(found, token_secrets(value))
+        return [('its token option (token, -t or %s_TOKEN)' % product, value)]
+    return []
+
+
+def plan(view, params, now=None, found=None):
+    """What a restore (or a rejoin) of ``params`` does; a Plan with facts only. PlanError on a refusal.
+
+    ``params``: step (restore | rejoin), archive, sha256, data_dir, service, require_stopped, timeout.
+    ``found`` (a module's ``no_log_values``) receives every secret value read on the way.
+    """
     now = time.time() if now is None else now
+    found = set() if found is None else found
+    step = params.get('step') or 'restore'
+    if step not in STEPS:
+        raise PlanError('step must be one of %s, got %r.' % (', '.join(STEPS), step))
+    archive, expected = '', ''
+    if step == 'restore':
+        archive, expected = _archive_and_sum(view, params)
+    service = params.get('service')
+    info = {}
+    if service:
+        try:
+            info = k3s_info.gather(view, {'platform': 'k3s', 'service': service}, found).facts
+        except ValueError as e:
+            raise PlanError('cannot read the k3s service %s: %s' % (service, e))
+        if info.get('active') and params.get('require_stopped', True):
+            raise PlanError('k3s (service %s) is running; a datastore is never replaced under a running server. Stop it '
+                            'first (the restore playbook does: it stops k3s, restores, starts it again).' % service)
+    data_dir = params.get('data_dir') or info.get('data_dir') or backup.DEFAULT_DATA_DIR
+    if not os.path.isabs(data_dir):
+        raise PlanError('data_dir must be an absolute path, got %r.' % data_dir)
+    data_dir = os.path.normpath(data_dir)
+    if not view.isdir(data_dir):
+        raise PlanError('%s does not exist: no k3s data directory there. Give data_dir the --data-dir k3s runs with.'
+                        % data_dir)
+    server = os.path.join(data_dir, 'server')
+    db_dir = os.path.join(server, 'db')
+    token = os.path.join(server, 'token')
+    stamp = time.strftime(backup.STAMP_FORMAT, time.gmtime(now))
+    aside = db_dir + ASIDE_INFIX + stamp
+    token_aside = token + ASIDE_INFIX + stamp
+    failed = db_dir + FAILED_INFIX + stamp
+    taken = (aside, token_aside, failed) if step == 'restore' else ((aside,) if view.lexists(db_dir) else ())
+    for path in taken:
+        if view.lexists(path):
+            raise PlanError('%s already exists (a restore within the same second?); nothing was changed. Run again.' % path)
+    if view.exists(server) and not view.writable(os.path.join(server, 'x')):
+        raise PlanError('%s cannot be written (read-only file system or no permission); run as root (become).' % server)
+    facts = {'step': step, 'archive': archive, 'sha256': expected, 'data_dir': data_dir, 'db_dir': db_dir, 'token': token,
+             'db_aside': '', 'token_aside': '', 'service': service or '', 'node_datastore': node_datastore(view, db_dir),
+             'datastore': '', 'rows': 0, 'revision': 0, 'restored': [], 'storage_in_archive': False, 'manifest': {},
+             'snapshot': '', 'reset_argv': [], 'reset_seconds': 0.0, 'reset_message': '', 'join_url': ''}
+    facts['_aside'] = {'db': aside, 'token': token_aside, 'failed': failed}
+    command = service_command(view, service, found) if service and info.get('installed') else None
+    facts['_command'] = command
+    facts['_timeout'] = params.get('timeout') or RESET_TIMEOUT
+    if step == 'rejoin':
+        if service and not info.get('installed'):
+            raise PlanError('no k3s service %s on this server (%s); a rejoin starts it again. Nothing was changed.'
+                            % (service, info.get('msg') or 'not installed'))
+        return Plan(facts=_plan_rejoin(facts, command))
+    facts['_tokens'] = token_sources(view, command, found) if command else []
+    return Plan(facts=facts)
+
+
+def _archive_and_sum(view, params):
     archive = params.get('archive') or ''
     if not os.path.isabs(archive):
         raise PlanError('archive must be the absolute path of a k3s_backup archive on the node, got %r.' % archive)
@@ -65,43 +223,26 @@ def plan(view, params, now=None):
         if expected is None:
             raise PlanError('no checksum for %s: %s is missing or holds no sha256. Give the sha256 the backup returned '
                             '(sha256), or put its .sha256 file beside the archive.' % (archive, sum_file))
+    return archive, expected
 
-    service = params.get('service')
-    info = {}
-    if service:
-        try:
-            info = k3s_info.gather(view, {'platform': 'k3s', 'service': service}).facts
-        except ValueError as e:
-            raise PlanError('cannot read the k3s service %s: %s' % (service, e))
-        if info.get('active'):
-            raise PlanError('k3s (service %s) is running; a datastore is never replaced under a running server. Stop it '
-                            'first (the restore playbook does: it stops k3s, restores, starts it again).' % service)
-    data_dir = params.get('data_dir') or info.get('data_dir') or backup.DEFAULT_DATA_DIR
-    if not os.path.isabs(data_dir):
-        raise PlanError('data_dir must be an absolute path, got %r.' % data_dir)
-    data_dir = os.path.normpath(data_dir)
-    if not view.isdir(data_dir):
-        raise PlanError('%s does not exist: no k3s data directory there. Give data_dir the --data-dir k3s runs with.'
-                        % data_dir)
-    server = os.path.join(data_dir, 'server')
-    db_dir = os.path.join(server, 'db')
-    token = os.path.join(server, 'token')
-    stamp = time.strftime(backup.STAMP_FORMAT, time.gmtime(now))
-    aside = db_dir + ASIDE_INFIX + stamp
-    token_aside = token + ASIDE_INFIX + stamp
-    for path in (aside, token_aside):
-        if view.lexists(path):
-            raise PlanError('%s already exists (a restore within the same second?); nothing was changed. Run again.' % path)
-    if view.isdir(os.path.join(db_dir, 'etcd')):
-        raise PlanError('%s holds embedded etcd; this restore puts back SQLite (kine) archives only. Restore an etcd '
-                        'snapshot with k3s server --cluster-reset --cluster-reset-restore-path=<snapshot>.' % db_dir)
-    if view.exists(server) and not view.writable(os.path.join(server, 'x')):
-        raise PlanError('%s cannot be written (read-only file system or no permission); run as root (become).' % server)
-    facts = {'archive': archive, 'sha256': expected, 'data_dir': data_dir, 'db_dir': db_dir, 'token': token,
-             'db_aside': '', 'token_aside': '', 'service': service or '',
-             'rows': 0, 'revision': 0, 'restored': [], 'storage_in_archive': False, 'manifest': {}}
-    facts['_aside'] = {'db': aside, 'token': token_aside}
-    return Plan(facts=facts)
+
+def _plan_rejoin(facts, command):
+    """The refusals of a rejoin: a SQLite server, no service to read, no server URL to join through."""
+    if facts['node_datastore'] == 'sqlite':
+        raise PlanError('%s holds a SQLite datastore (state.db), not embedded etcd: this server is no etcd member and has '
+                        'nothing to rejoin. Nothing was changed.' % facts['db_dir'])
+    if command is None:
+        raise PlanError('a rejoin reads how the service starts k3s (the server it joins through): give service, the k3s '
+                        'service of this server. Nothing was changed.')
+    url = _last(command['args'], command['env'], ('server', 's'), command['product'] + '_URL')
+    if not url:
+        raise PlanError('k3s on this server has no server URL to join through (no server option, -s or %s_URL): '
+                        'without it, a start without server/db begins a new cluster of its own (cluster-init) '
+                        'instead of joining the restored one. Restore on the server the others join through, or give '
+                        'this one "server: https://<the restored server>:6443". Nothing was changed.'
+                        % command['product'])
+    facts['join_url'] = url
+    return facts
 
 
 def _member_name(info):
@@ -112,29 +253,44 @@ def _member_name(info):
 
 
 def inspect(tar):
-    """{name: TarInfo} of the archive's datastore, token and manifest; BackupError for anything a backup never holds."""
+    """({name: TarInfo}, storage, datastore) of the archive; BackupError for anything a backup never holds.
+
+    The datastore is ``sqlite`` (``server/db/state.db``) or ``etcd`` (one ``server/db/snapshots/<file>``), never both.
+    """
     found = {}
     storage = False
+    snapshots = []
     for info in tar.getmembers():
         name = _member_name(info)
         if name is None:
             raise BackupError('the archive holds %r, a path outside the data directory; it is not a k3s_backup archive. '
                               'Nothing was changed.' % info.name)
-        if name in (backup.DB_MEMBER, backup.TOKEN_MEMBER, backup.MANIFEST):
+        is_snapshot = posixpath.dirname(name) == backup.SNAPSHOT_MEMBER_DIR and \
+            backup.SNAPSHOT_NAME_RE.match(posixpath.basename(name)) is not None
+        if name in (backup.DB_MEMBER, backup.TOKEN_MEMBER, backup.MANIFEST) or is_snapshot:
             if not info.isfile():
                 raise BackupError('%s in the archive is not a regular file; nothing was changed.' % name)
             if name in found:
                 raise BackupError('%s is in the archive twice; nothing was changed.' % name)
             found[name] = info
+            if is_snapshot:
+                snapshots.append(name)
         elif name == backup.STORAGE_MEMBER or name.startswith(backup.STORAGE_MEMBER + '/'):
             storage = True
         else:
             raise BackupError('the archive holds %r, which a k3s_backup archive never does; nothing was changed.' % info.name)
-    for name in (backup.DB_MEMBER, backup.TOKEN_MEMBER):
-        if name not in found:
-            raise BackupError('the archive has no %s; it is not a k3s_backup archive of a SQLite server. '
-                              'Nothing was changed.' % name)
-    return found, storage
+    if backup.TOKEN_MEMBER not in found:
+        raise BackupError('the archive has no %s; it is not a k3s_backup archive. Nothing was changed.' % backup.TOKEN_MEMBER)
+    if len(snapshots) > 1 or (snapshots and backup.DB_MEMBER in found):
+        raise BackupError('the archive holds %s: more than one datastore, which a k3s_backup archive never does. Nothing '
+                          'was changed.' % ', '.join(([backup.DB_MEMBER] if backup.DB_MEMBER in found else []) + snapshots))
+    if snapshots:
+        found[SNAPSHOT] = found[snapshots[0]]
+        return found, storage, 'etcd'
+    if backup.DB_MEMBER not in found:
+        raise BackupError('the archive has no datastore: neither %s (SQLite) nor %s/<file> (an etcd snapshot); it is not '
+                          'a k3s_backup archive. Nothing was changed.' % (backup.DB_MEMBER, backup.SNAPSHOT_MEMBER_DIR))
+    return found, storage, 'sqlite'
 
 
 def _check_room(facts, server, found):
@@ -144,7 +300,7 @@ def _check_room(facts, server, found):
         probe = os.path.dirname(probe)
     vfs = os.statvfs(probe)
     free = vfs.f_bavail * vfs.f_frsize
-    needed = found[backup.DB_MEMBER].size + found[backup.TOKEN_MEMBER].size + backup.MARGIN
+    needed = found[_datastore_member(found)].size + found[backup.TOKEN_MEMBER].size + backup.MARGIN
     if free < needed:
         raise BackupError('not enough free space in %s to unpack the datastore: needed %s (%d bytes), free %s (%d bytes). '
                           'Nothing was changed. Free space there (the datastore kept aside by an earlier restore, '
@@ -178,10 +334,64 @@ def check_db(path):
     return {'rows': int(rows), 'revision': int(revision)}
 
 
-def restore(facts, host_path, check_only=False):
-    """Verify the archive, then (unless ``check_only``) put its datastore and token in place; returns the facts."""
+def _datastore_member(found):
+    return backup.DB_MEMBER if backup.DB_MEMBER in found else found[SNAPSHOT].name
+
+
+def _read_member(tar, info, limit):
+    if info.size > limit:
+        raise BackupError('%s in the archive is %d bytes, more than a k3s token ever is; nothing was changed.'
+                          % (info.name, info.size))
+    return tar.extractfile(info).read()
+
+
+def _check_fit(facts, datastore, archive_token):
+    """BackupError, before anything is written, for an archive this server cannot take, or a token it would not use."""
+    node = facts['node_datastore']
+    if datastore == 'sqlite' and node == 'etcd':
+        raise BackupError('%s holds embedded etcd and the archive a SQLite datastore: a SQLite archive restores a SQLite '
+                          'server only. Nothing was changed.' % facts['db_dir'])
+    if datastore == 'sqlite':
+        return
+    if node == 'sqlite':
+        raise BackupError('%s holds a SQLite datastore (state.db) and the archive an etcd snapshot: a server does not '
+                          'turn into an etcd member by a restore. Nothing was changed.' % facts['db_dir'])
+    if facts.get('_command') is None:
+        raise BackupError('an etcd snapshot is restored by k3s itself (k3s server --cluster-reset '
+                          '--cluster-reset-restore-path), run with the service\'s own command line: give service, the '
+                          'k3s service of this server (installed). Nothing was changed.')
+    try:
+        wanted = token_file.parse(archive_token.decode('ascii', 'replace'), 'server/token in the archive')
+    except PlanError as e:
+        raise BackupError('%s Nothing was changed.' % e.msg)
+    for where, text in facts.get('_tokens') or []:
+        if text is None:
+            raise BackupError('k3s on this server reads the token from %s, which does not exist (k3s would wait for it, '
+                              'then fail). Put the cluster\'s token there (the archive holds it as server/token) and run '
+                              'again. Nothing was changed.' % where)
+        try:
+            configured = token_file.parse(text, where)
+        except PlanError as e:
+            raise BackupError('%s Nothing was changed.' % e.msg)
+        if not configured.same_as(wanted):
+            raise BackupError('k3s on this server takes its token from %s, and that is not the token of the cluster in the '
+                              'archive (k3s reads a token file over --token, and decrypts the restored bootstrap data with '
+                              'it: the restore would fail). Configure the archive\'s cluster token (the archive holds it '
+                              'as server/token) and run again. Nothing was changed.' % where)
+
+
+def restore(facts, host_path, check_only=False, run=None, found=None, clock=time.monotonic):
+    """Verify the archive, then (unless ``check_only``) put its datastore and token in place; returns the facts.
+
+    An etcd snapshot is then restored by ``k3s server --cluster-reset --cluster-reset-restore-path``, run by
+    ``run(argv, env, timeout) -> (rc or None on a timeout, output)`` (default :func:`run_foreground`); the archive's
+    token goes into ``found`` (a module's ``no_log_values``) before anything can show it.
+    """
     facts = dict(facts)
     asides = facts.pop('_aside')
+    command = facts.pop('_command', None)
+    tokens = facts.pop('_tokens', [])
+    timeout = facts.pop('_timeout', RESET_TIMEOUT)
     archive = host_path(facts['archive'])
     digest = backup.file_sha256(archive)
     if digest != facts['sha256']:
@@ -196,45 +406,196 @@ def restore(facts, host_path, check_only=False):
         raise BackupError('%s cannot be read as a tar.gz archive (%s); nothing was changed.' % (facts['archive'], e))
     with tar:
         try:
-            found, storage = inspect(tar)
+            found_members, storage, datastore = inspect(tar)
             manifest = {}
-            if backup.MANIFEST in found:
+            if backup.MANIFEST in found_members:
                 try:
-                    manifest = json.loads(tar.extractfile(found[backup.MANIFEST]).read().decode('utf-8'))
+                    manifest = json.loads(tar.extractfile(found_members[backup.MANIFEST]).read().decode('utf-8'))
                 except ValueError as e:
                     raise BackupError('the archive\'s %s is not JSON (%s); nothing was changed.' % (backup.MANIFEST, e))
-            facts.update(storage_in_archive=storage, manifest=manifest)
+            archive_token = _read_member(tar, found_members[backup.TOKEN_MEMBER], MAX_TOKEN)
+            secrets.add(found, token_secrets(archive_token.decode('utf-8', 'replace')))
+            facts.update(storage_in_archive=storage, manifest=manifest, datastore=datastore)
+            _check_fit(dict(facts, _command=command, _tokens=tokens), datastore, archive_token)
+            member = _datastore_member(found_members)
+            if datastore == 'etcd':
+                facts['snapshot'] = posixpath.join(facts['data_dir'], member)
+                facts['reset_argv'] = secrets.hide_argv(_reset_argv(command, facts['snapshot'], 'x'))
             if check_only:  # check mode writes nothing, not even a temp file: the datastore copy is checked when run
                 return facts
-            _check_room(facts, server, found)
+            _check_room(facts, server, found_members)
             if not os.path.isdir(server):
                 os.makedirs(server, 0o700)
             stage = tempfile.mkdtemp(prefix=STAGE_PREFIX, suffix='.tmp', dir=server)
         except (tarfile.TarError, EOFError, zlib.error) as e:
             raise BackupError('%s cannot be read (%s); nothing was changed.' % (facts['archive'], e))
         try:
-            os.mkdir(os.path.join(stage, 'db'), 0o700)
-            staged_db = os.path.join(stage, 'db', 'state.db')
+            staged_db_dir = os.path.join(stage, 'db')
+            os.mkdir(staged_db_dir, 0o700)
+            staged_db = os.path.join(staged_db_dir, posixpath.relpath(member, 'server/db'))
+            if os.path.dirname(staged_db) != staged_db_dir:
+                os.mkdir(os.path.dirname(staged_db), 0o700)
             staged_token = os.path.join(stage, 'token')
-            _extract(tar, found[backup.DB_MEMBER], staged_db)
-            _extract(tar, found[backup.TOKEN_MEMBER], staged_token)
-            for member, path in ((backup.DB_MEMBER, staged_db), (backup.TOKEN_MEMBER, staged_token)):
-                want = ((manifest.get('files') or {}).get(member) or {}).get('sha256')
+            _extract(tar, found_members[member], staged_db)
+            _extract(tar, found_members[backup.TOKEN_MEMBER], staged_token)
+            for name, path in ((member, staged_db), (backup.TOKEN_MEMBER, staged_token)):
+                want = ((manifest.get('files') or {}).get(name) or {}).get('sha256')
                 if want and backup.file_sha256(path) != want:
                     raise BackupError('%s in the archive does not match the sha256 its manifest records; nothing was '
-                                      'changed.' % member)
-            facts.update(check_db(staged_db))
-            _swap(facts, db_dir, os.path.join(stage, 'db'), token, staged_token, host_path, asides)
+                                      'changed.' % name)
+            if datastore == 'etcd':
+                backup.etcd_snapshot_check(staged_db, '%s in the archive' % member)
+            else:
+                facts.update(check_db(staged_db))
+            done = _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides)
         except (OSError, tarfile.TarError, EOFError, zlib.error) as e:
             raise BackupError('restoring %s failed: %s. Nothing was changed.' % (facts['archive'], getattr(e, 'strerror', None) or e))
         finally:
             shutil.rmtree(stage, ignore_errors=True)
+    if datastore == 'sqlite':
+        facts['restored'] = [facts['db_dir'] + '/state.db'] + facts['restored']
+        return facts
+    facts['restored'] = [facts['snapshot']] + facts['restored']
+    return _cluster_reset(facts, command, archive_token.decode('ascii', 'replace').strip(), timeout, run or run_foreground,
+                          done, host_path, asides, clock)
+
+
+def _reset_argv(command, snapshot, token):
+    """The service's own command line with k3s's restore flags after it (the restore path in no config file)."""
+    return list(command['argv']) + ['--cluster-reset', '--cluster-reset-restore-path=%s' % snapshot, '--token=%s' % token]
+
+
+def _reset_env(command):
+    """The module's environment without k3s's variables, then the service's (as systemd or openrc gives them)."""
+    env = dict((k, v) for k, v in os.environ.items() if not k.startswith(('K3S_', 'RKE2_')))
+    env.update(command['env'])
+    env['LC_ALL'] = 'C'
+    return env
+
+
+def run_foreground(argv, env, timeout):
+    """(exit code, output) of ``argv`` run in its own session; after ``timeout`` seconds it and its children are ended
+    (SIGTERM, then SIGKILL) and the exit code is None."""
+    proc = subprocess.Popen(argv, env=env, cwd='/', stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, dummy = proc.communicate(timeout=timeout)
+        return proc.returncode, out.decode('utf-8', 'replace')
+    except subprocess.TimeoutExpired:
+        for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, None)):
+            try:
+                os.killpg(proc.pid, sig)
+            except OSError:
+                pass
+            try:
+                out, dummy = proc.communicate(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        return None, (out or b'').decode('utf-8', 'replace')
+
+
+def _cluster_reset(facts, command, token, timeout, run, done, host_path, asides, clock):
+    """Run k3s's restore; on anything but exit 0 with k3s's line, put server/db and the token back as they were."""
+    argv = _reset_argv(command, facts['snapshot'], token)
+    started = clock()
+    try:
+        rc, output = run(argv, _reset_env(command), timeout)
+    except OSError as e:
+        rc, output = -1, 'cannot run %s: %s' % (argv[0], e.strerror or e)
+    facts['reset_seconds'] = round(clock() - started, 1)
+    lines = [line for line in (output or '').splitlines() if line.strip()]
+    said = [line for line in lines if RESET_DONE in line]
+    if rc == 0 and said:
+        facts['reset_message'] = said[-1].strip()
+        return facts
+    why = ('did not end within %s s (ended: SIGTERM, then SIGKILL)' % timeout if rc is None else
+           'exited %s' % rc if rc != 0 else 'exited 0 without k3s\'s "%s" line' % RESET_DONE)
+    kept, problems = _put_back(facts, done, host_path, asides)
+    tail = '\n'.join(secrets.hide_message(line, token_secrets(token)) for line in lines[-OUTPUT_TAIL:])
+    raise BackupError('%s %s. %s Its last lines:\n%s'
+                      % (' '.join(facts['reset_argv']), why,
+                         ('The server is back as it was: its server/db and token were put back%s.'
+                          % ((', and what the reset wrote is kept in %s' % kept) if kept else ''))
+                         if not problems else 'Putting the server back failed too: %s.' % '; '.join(problems),
+                         tail or '(no output)'),
+                      db_failed=kept)
+
+
+def _put_back(facts, done, host_path, asides):
+    """Undo a swap after the reset failed: the new server/db kept aside as failed, the previous one and the token
+    back. Returns (the failed copy's node path or '', problems)."""
+    problems, kept = [], ''
+    db_dir = host_path(facts['db_dir'])
+    token = os.path.realpath(host_path(facts['token']))
+    try:
+        if os.path.lexists(db_dir):
+            os.rename(db_dir, host_path(asides['failed']))
+            kept = asides['failed']
+        if facts['db_aside']:
+            os.rename(host_path(facts['db_aside']), db_dir)
+            facts['db_aside'] = ''
+    except OSError as e:
+        problems.append('%s: %s' % (facts['db_dir'], e.strerror or e))
+    try:
+        if facts['token_aside']:
+            with open(host_path(facts['token_aside']), 'rb') as f:
+                _write_atomic(token, f.read())
+            os.unlink(host_path(facts['token_aside']))
+            facts['token_aside'] = ''
+        elif done.get('token_created'):
+            os.unlink(token)
+    except OSError as e:
+        problems.append('%s: %s' % (facts['token'], e.strerror or e))
+    facts['restored'] = []
+    return kept, problems
+
+
+def _write_atomic(path, data):
+    fd, tmp = tempfile.mkstemp(prefix='.token.', suffix=backup.TEMP_SUFFIX, dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, 'wb') as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o600)
+        os.rename(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def rejoin(facts, host_path, check_only=False):
+    """Rename server/db aside (kept), so that k3s's next start joins the cluster of its server URL as a new member."""
+    facts = dict(facts)
+    asides = facts.pop('_aside')
+    for key in ('_command', '_tokens', '_timeout'):
+        facts.pop(key, None)
+    db_dir = host_path(facts['db_dir'])
+    if not os.path.lexists(db_dir):
+        return facts
+    if check_only:
+        facts['db_aside'] = asides['db']
+        return facts
+    aside = host_path(asides['db'])
+    if os.path.lexists(aside):
+        raise BackupError('%s already exists; nothing was changed. Run again.' % asides['db'])
+    try:
+        os.rename(db_dir, aside)
+    except OSError as e:
+        raise BackupError('moving %s aside failed: %s. Nothing was changed.' % (facts['db_dir'], e.strerror or e))
+    backup.fsync_dir(os.path.dirname(db_dir))
+    facts['db_aside'] = asides['db']
     return facts
 
 
 def _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides):
-    """The renames: current db aside, staged db in, token replaced; undone in reverse when one fails."""
+    """The renames: current db aside, staged db in, token replaced; undone in reverse when one fails.
+
+    Sets ``facts['restored']`` to the token when it was written; returns {token_created} for a later undo.
+    """
     undo = []
+    done = {'token_created': False}
     try:
         if os.path.lexists(db_dir):
             aside = host_path(asides['db'])
@@ -245,7 +606,7 @@ def _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides):
             facts['db_aside'] = asides['db']
         os.rename(staged_db_dir, db_dir)
         undo.append(lambda: shutil.rmtree(db_dir))
-        restored = [facts['db_dir'] + '/state.db']
+        restored = []
         with open(staged_token, 'rb') as f:
             new_token = f.read()
         old_token = None
@@ -259,17 +620,8 @@ def _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides):
                 os.chmod(token_aside, 0o600)
                 undo.append(lambda: os.unlink(token_aside))
                 facts['token_aside'] = asides['token']
-            fd, moved = tempfile.mkstemp(prefix='.token.', suffix=backup.TEMP_SUFFIX, dir=os.path.dirname(token))
-            try:
-                with os.fdopen(fd, 'wb') as f:
-                    f.write(new_token)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.chmod(moved, 0o600)
-                os.rename(moved, token)
-            finally:
-                if os.path.lexists(moved):
-                    os.unlink(moved)
+            _write_atomic(token, new_token)
+            done['token_created'] = old_token is None
             restored.append(facts['token'])
         facts['restored'] = restored
     except BaseException:
@@ -282,3 +634,4 @@ def _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides):
         raise
     for path in (db_dir, os.path.dirname(db_dir)):
         backup.fsync_dir(path)
+    return done
