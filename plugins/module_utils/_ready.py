@@ -21,7 +21,9 @@ Each look asks the API server, through the platform's own kubectl (``view.run``)
    joined is a learner until the leader promotes it.
 
 Looks repeat every ``interval`` seconds (``view.clock.sleep``) until all pass or ``timeout``
-seconds have gone (``view.clock.monotonic``); the result says what the last look found.
+seconds have gone (``view.clock.monotonic``); the result says what the last look found, and
+``waited_for`` what the wait waited for on the way (each reason once, in the order seen, with
+the second it was first seen and how many looks gave it).
 Pure logic, no Ansible import.
 """
 
@@ -37,6 +39,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 REQUEST_TIMEOUT = 10  # seconds, at most, that one kubectl call may take
+WAITED_FOR = 20  # reasons kept in waited_for, at most (the first ones)
 READY = 'Ready'
 ETCD_VOTER = 'EtcdIsVoter'
 _FAILED_CHECK = re.compile(r'\[-\]([^\s\\]+) failed')
@@ -194,10 +197,17 @@ def wait(view, params):
     timeout, interval = params['timeout'], params['interval']
     start = clock.monotonic()
     attempts = 0
+    waited = []
     while True:
         attempts += 1
         state = waiter.look(timeout - (clock.monotonic() - start))
         elapsed = clock.monotonic() - start
+        if state['reason']:
+            seen = next((w for w in waited if w['reason'] == state['reason']), None)
+            if seen is not None:
+                seen['looks'] += 1
+            elif len(waited) < WAITED_FOR:
+                waited.append({'reason': state['reason'], 'at': round(elapsed, 1), 'looks': 1})
         if not state['reason'] or elapsed >= timeout:
             break
         clock.sleep(max(0.0, min(interval, timeout - elapsed)))
@@ -210,5 +220,5 @@ def wait(view, params):
     else:
         msg = '%s (after %d look%s, %.1f s)' % (what, attempts, '' if attempts == 1 else 's', elapsed)
     state.update(ready=not reason, timed_out=bool(reason), msg=msg, node_name=waiter.node,
-                 elapsed=round(elapsed, 3), attempts=attempts)
+                 elapsed=round(elapsed, 3), attempts=attempts, waited_for=waited)
     return Plan(facts=state)

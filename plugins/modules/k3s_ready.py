@@ -82,9 +82,9 @@ options:
 notes:
   - Each kubectl call is bounded by C(--request-timeout) (10 seconds, less when less of O(timeout) is left), so an API
     server that accepts connections but does not answer cannot hold the task beyond O(timeout) by much.
-  - The test environment of this collection cannot show embedded etcd - its k3s stand-in runs the real kube-apiserver on
-    an external etcd or kine, with no etcd leader to set C(EtcdIsVoter). O(etcd_member) is covered by unit tests that
-    give Nodes the condition as k3s sets it (type, status, reason, message).
+  - O(etcd_member) is tested against real etcd (three servers of the collection's k3s test double, which embeds etcd as
+    k3s does and sets C(EtcdIsVoter) as k3s's etcd leader does) - a server rejoining after a restore, held as a learner,
+    is reported as not a voting member until it is promoted.
   - A Node's C(Ready) condition is the kubelet's last report; right after a restart it may still show the report of
     before until the kubelet posts again (at its start, then when something changes).
 seealso:
@@ -182,6 +182,27 @@ attempts:
   returned: always
   type: int
   sample: 3
+waited_for:
+  description:
+    - What the wait waited for - each reason a look gave, once, in the order first seen (the first 20); empty when the
+      first look passed.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    reason:
+      description: What was not ready, as RV(msg) words it.
+      type: str
+    at:
+      description: Seconds into the wait when it was first seen.
+      type: float
+    looks:
+      description: How many looks gave it.
+      type: int
+  sample:
+    - reason: "node server-3 is not a voting etcd member: EtcdIsVoter=False (NotAMember: Node is not a member of the etcd cluster)"
+      at: 0.4
+      looks: 25
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -317,3 +317,16 @@ def test_a_ready_from_before_the_restart_does_not_count(node):
     failed, r = run_module(k3s_ready, {'kubectl': ['/usr/local/bin/k3s', 'kubectl'], 'node_name': 'node-1', 'since': since,
                                        'timeout': 0, 'interval': 1})
     assert not failed and r['node_ready'], r
+
+
+def test_waited_for_names_each_reason_once_in_order(node):
+    """A learner held, then promoted: the wait reports that it waited for the vote, and for how many looks."""
+    node.readyz = lambda t: (1, '', REFUSED) if t < 10 else (0, 'ok', '')
+    node.nodes = lambda t: {'server-1': node_object('server-1', [READY, LEARNER if t < 40 else VOTER])}
+    r = module_ok(k3s_ready, args(etcd_member=True, timeout=120, interval=5))
+    assert r['ready'] and r['elapsed'] == 40
+    assert r['waited_for'] == [
+        {'reason': 'the API server does not answer /readyz: ' + REFUSED.strip(), 'at': 0.0, 'looks': 2},
+        {'reason': 'node server-1 is not a voting etcd member: EtcdIsVoter=False (MemberIsLearner: Node has not been '
+                   'promoted to voting member of the etcd cluster)', 'at': 10.0, 'looks': 6}]
+    assert module_ok(k3s_ready, args())['waited_for'] == []
