@@ -183,7 +183,7 @@ def validate(params):
     if not params.get('csr'):
         return None
     signer = params.get('signer_name') or ''
-    if not _SIGNER.match(signer):
+    if not _SIGNER.fullmatch(signer):
         raise CertificateError('signer_name %r is not a signer name (a domain, "/", a name, such as %s)'
                                % (signer, DEFAULT_SIGNER))
     seconds = params.get('expiration_seconds')

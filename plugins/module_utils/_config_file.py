@@ -96,7 +96,7 @@ def validate_values(values):
     pairs = []
     for key in sorted(values, key=str):
         value = values[key]
-        if not isinstance(key, str) or not _KEY_RE.match(key):
+        if not isinstance(key, str) or not _KEY_RE.fullmatch(key):
             raise ConfigFileError('key %r is not a k3s flag name: letters, digits and "-", without the leading dashes, '
                                   'optionally ending in "+" to append to the list of earlier files (e.g. node-label+).'
                                   % (key,))

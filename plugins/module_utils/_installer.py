@@ -325,7 +325,7 @@ def validate_env(env):
         return None
     out = {}
     for key, value in env.items():
-        if not isinstance(key, str) or not _VAR_NAME.match(key):
+        if not isinstance(key, str) or not _VAR_NAME.fullmatch(key):
             raise InstallerError('env key %r is not a valid variable name (letters, digits and "_", not starting with a '
                                  'digit); systemd and the shell would ignore or refuse it.' % (key,))
         if value is None or isinstance(value, (dict, list)):

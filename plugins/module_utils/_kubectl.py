@@ -24,7 +24,7 @@ NOT_FOUND = re.compile(r'\(NotFound\)|not found')
 
 def is_dns_subdomain(name):
     """Kubernetes' rule for most object names (RFC 1123 subdomain, at most 253 characters)."""
-    return isinstance(name, str) and len(name) <= 253 and bool(DNS_SUBDOMAIN.match(name))
+    return isinstance(name, str) and len(name) <= 253 and bool(DNS_SUBDOMAIN.fullmatch(name))
 
 
 def quote(argv):

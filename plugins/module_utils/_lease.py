@@ -29,7 +29,7 @@ _NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$')
 
 
 def lease_path(name):
-    if not _NAME.match(name or ''):
+    if not _NAME.fullmatch(name or ''):
         raise PlanError('name %r is not a valid lease name: use letters, digits, ".", "_" and "-" (for example '
                         'scheduler_extender).' % (name,))
     return os.path.join(LEASE_DIR, name + '.lease')

@@ -248,7 +248,7 @@ def _check_name(name):
     if len(name.encode('utf-8')) > 255:
         return '%r is longer than a file name may be (255 bytes)' % (name,)
     addon = addon_name(name)
-    if len(addon) > 253 or not _NAME.match(addon):
+    if len(addon) > 253 or not _NAME.fullmatch(addon):
         return ('%r would be k3s AddOn "%s" (the name up to the first dot), which is no valid object name: use lower-case '
                 'letters, digits and "-", starting and ending with a letter or digit' % (name, addon))
     return None
@@ -269,7 +269,7 @@ def plan(view, params):
     if not os.path.isabs(directory):
         raise ManifestsError('dir %r must be an absolute path' % (params.get('dir'),))
     set_name = params.get('set') or DEFAULT_SET
-    if len(set_name) > 63 or not _NAME.match(set_name):
+    if len(set_name) > 63 or not _NAME.fullmatch(set_name):
         raise ManifestsError('set %r must be lower-case letters, digits and "-", starting and ending with a letter or '
                              'digit, at most 63 characters' % (set_name,))
     force = bool(params.get('force'))

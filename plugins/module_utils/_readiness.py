@@ -100,7 +100,7 @@ class Request:
         if not _kubectl.is_dns_subdomain(self.name):
             raise ReadinessError('%r is not a valid ConfigMap name: use lower-case letters, digits, "-" and ".", '
                                  'starting and ending with a letter or digit, at most 253 characters' % (self.name,))
-        if not isinstance(self.namespace, str) or len(self.namespace) > 63 or not _DNS_LABEL.match(self.namespace):
+        if not isinstance(self.namespace, str) or len(self.namespace) > 63 or not _DNS_LABEL.fullmatch(self.namespace):
             raise ReadinessError('%r is not a valid namespace name: use lower-case letters, digits and "-", starting and '
                                  'ending with a letter or digit, at most 63 characters' % (self.namespace,))
         if not _kubectl.is_dns_subdomain(self.node_name):

@@ -164,7 +164,7 @@ def qualified_name_errors(value):
         else:
             if len(prefix) > 253:
                 errs.append('prefix part must be no more than 253 bytes')
-            if not _DNS1123_SUBDOMAIN.match(prefix):
+            if not _DNS1123_SUBDOMAIN.fullmatch(prefix):
                 errs.append("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
                             "characters, '-' or '.', and must start and end with an alphanumeric character")
     else:
@@ -175,7 +175,7 @@ def qualified_name_errors(value):
     else:
         if len(name) > 63:
             errs.append('name part must be no more than 63 bytes')
-        if not _QUALIFIED_NAME.match(name):
+        if not _QUALIFIED_NAME.fullmatch(name):
             errs.append(_QN_MSG)
     return errs
 
