@@ -20,7 +20,14 @@ bk3s_apt() {  # install Debian packages that are missing
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-bk3s_docker() {  # a running Docker engine
+bk3s_docker() {  # a running Docker engine, and room for the node containers' systemd
+  # every node container runs systemd, which takes inotify instances from the host's per-user
+  # budget (Debian: 128); with the fleet scenarios' containers up two at a time a node's systemd
+  # fails to boot ("Failed to create inotify object: Too many open files")
+  local want
+  for want in fs.inotify.max_user_instances=1024 fs.inotify.max_user_watches=1048576; do
+    [ "$(sysctl -n "${want%%=*}")" -ge "${want#*=}" ] || sysctl -q -w "$want"
+  done
   if docker info >/dev/null 2>&1; then return 0; fi
   bk3s_apt docker.io
   bk3s_log "starting dockerd"
