@@ -19,7 +19,7 @@ ALL_NODES = FIRST_NODES + ('bk3s-grow-server-2', 'bk3s-grow-agent-2')
 LOGS = ('add-agent-2', 'add-server-2', 'rerun-agent-1', 'other-token', 'check-diff', 'manifests', 'missing-token',
         'rebuilt', 'even-etcd', 'split')
 # the inventory's secrets (molecule.yml): they must not appear in any output
-S3_SECRETS = ('grow-access-key-AKIA7Q3', 'grow-secret-key-9f2e71c4b0')
+S3_SECRETS = ('grow-access-key-AKIA7Q3', 'grow-secret-key-9f2e71c4b0', 'stale-install-token-5e1f')
 
 
 def _host(name):
@@ -151,3 +151,11 @@ def test_cluster_shapes_k3s_would_run_otherwise_are_refused_before_anything_chan
     assert 'k3s would start a separate one-server cluster on each' in _log('split')
     for shape in ('even-etcd', 'split'):
         assert all(_recap(recaps[shape], h)['changed'] == 0 for h in ALL_NODES), recaps[shape]
+
+
+def test_a_stale_installer_token_is_kept_and_the_token_file_wins():
+    """k3s reads token-file over K3S_TOKEN (pkg/cli/agent): the env file an installer left is kept byte for byte,
+    and agent-2 joined (test_one_cluster...) with the token file's token."""
+    files = _grow()['agent2_files_after_add']
+    assert files.startswith('K3S_TOKEN=stale-install-token-5e1f\n'), files
+    assert 'token-file: /etc/rancher/k3s/cluster-token' in files, files
