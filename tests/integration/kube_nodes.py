@@ -20,6 +20,7 @@ import pytest
 
 IMAGE = os.environ.get('BAREMETAL_K3S_IMAGE_SYSTEMD')
 KUBE_DIR = os.environ.get('BAREMETAL_K3S_KUBE_DIR')
+REQUIRE_DOCKER = os.environ.get('BAREMETAL_K3S_REQUIRE_DOCKER') == '1'
 STATE = '/run/k3s-double/state.json'
 EVENTS = '/var/log/k3s-double/events.jsonl'
 
@@ -27,7 +28,7 @@ EVENTS = '/var/log/k3s-double/events.jsonl'
 def require():
     """(the node image, the double's directory); skips the module (or fails, when required) without them."""
     if not IMAGE:
-        if os.environ.get('BAREMETAL_K3S_REQUIRE_DOCKER') == '1':
+        if REQUIRE_DOCKER:
             raise RuntimeError('BAREMETAL_K3S_REQUIRE_DOCKER=1 but BAREMETAL_K3S_IMAGE_SYSTEMD is not set: '
                                'build the node image (tests/lib.sh bk3s_images) and export its name.')
         pytest.skip('BAREMETAL_K3S_IMAGE_SYSTEMD is not set (the node image, tests/lib.sh bk3s_images)',

@@ -130,7 +130,7 @@ def process_args(name, component):
 def cluster():
     """Three server containers, the first started with --cluster-init."""
     if docker('info', check=False).returncode != 0:
-        if REQUIRE_DOCKER:
+        if kn.REQUIRE_DOCKER:
             pytest.fail('BAREMETAL_K3S_REQUIRE_DOCKER=1 but docker does not answer (docker info failed)')
         pytest.skip('docker does not answer')
     names = {k: '%s-%s' % (PREFIX, k) for k in ('s1', 's2', 's3')}

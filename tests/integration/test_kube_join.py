@@ -86,7 +86,7 @@ def ready_nodes(name):
 def cluster():
     """Every container of the module, booted at once: srv + 3 agents, kine + 2 HA servers."""
     if docker('info', check=False).returncode != 0:
-        if REQUIRE_DOCKER:
+        if kn.REQUIRE_DOCKER:
             pytest.fail('BAREMETAL_K3S_REQUIRE_DOCKER=1 but docker does not answer (docker info failed)')
         pytest.skip('docker does not answer')
     names = {k: '%s-%s' % (PREFIX, k) for k in ('srv', 'gpu', 'agent', 'bad', 'kine', 'ha1', 'ha2')}
