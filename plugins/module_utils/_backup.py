@@ -53,13 +53,14 @@ import zipfile
 
 from urllib.parse import quote
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 FORMAT = 1
 ARCHIVE_PREFIX = 'k3s-backup-'
 ARCHIVE_SUFFIX = '.tar.gz'
 STAMP_FORMAT = '%Y%m%dT%H%M%SZ'
-ARCHIVE_RE = re.compile(r'^k3s-backup-(?P<host>[A-Za-z0-9._-]+)-(?P<stamp>\d{8}T\d{6}Z)\.tar\.gz$')
+ARCHIVE_RE = re.compile(r'k3s-backup-(?P<host>[A-Za-z0-9._-]+)-(?P<stamp>\d{8}T\d{6}Z)\.tar\.gz')  # fullmatch
 TEMP_PREFIX = '.k3s-backup-'
 TEMP_SUFFIX = '.tmp'
 MANIFEST = 'backup-manifest.json'
@@ -68,7 +69,7 @@ TOKEN_MEMBER = 'server/token'
 STORAGE_MEMBER = 'storage'
 # an etcd snapshot goes in as k3s keeps it: server/db/snapshots/<name>
 SNAPSHOT_MEMBER_DIR = 'server/db/snapshots'
-SNAPSHOT_NAME_RE = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9._-]*$')
+SNAPSHOT_NAME_RE = re.compile(r'[A-Za-z0-9_][A-Za-z0-9._-]*')  # fullmatch
 # k3s's line once etcd-snapshot save has written the file (logrus: msg="Snapshot <name> saved.")
 SNAPSHOT_SAVED_RE = re.compile(r'Snapshot (\S+) saved\.')
 HASH_SIZE = 32  # etcd appends the sha256 of a snapshot to it
@@ -104,7 +105,7 @@ def own_archives(names, host):
     """The names in ``names`` that are this host's archives, oldest first."""
     mine = []
     for name in names:
-        m = ARCHIVE_RE.match(name)
+        m = ARCHIVE_RE.fullmatch(name)
         if m and m.group('host') == safe_host(host):
             mine.append((m.group('stamp'), name))
     return [name for dummy, name in sorted(mine)]
@@ -125,14 +126,14 @@ def sha256_line(digest, name):
 def parse_sha256(text):
     """The digest in a ``.sha256`` file's text, None when it holds none."""
     words = (text or '').split()
-    if words and re.match(r'^[0-9a-fA-F]{64}$', words[0]):
+    if words and re.fullmatch(r'[0-9a-fA-F]{64}', words[0]):
         return words[0].lower()
     return None
 
 
 def snapshot_member(name):
     """The archive member of the etcd snapshot file ``name``; ValueError for a name k3s never writes."""
-    if not SNAPSHOT_NAME_RE.match(name or ''):
+    if not SNAPSHOT_NAME_RE.fullmatch(name or ''):
         raise ValueError('%r is not the name of an etcd snapshot file' % (name,))
     return '%s/%s' % (SNAPSHOT_MEMBER_DIR, name)
 
@@ -251,6 +252,10 @@ def plan(view, params, now=None):
     keep = params.get('keep')
     keep = 7 if keep is None else keep
     host = params.get('host') or view.hostname()
+    if params.get('host') and _names.control_character(params['host']):
+        raise PlanError('host %r holds the control character %s: it names the archive (k3s-backup-<host>-<time>.tar.gz). '
+                        'Give a host name of letters, digits, ".", "_" and "-" (others become "_").'
+                        % (params['host'], _names.control_character(params['host'])))
     include_storage = bool(params.get('include_storage'))
     for name, value in (('data_dir', data_dir), ('backup_dir', backup_dir)):
         if not os.path.isabs(value):
@@ -268,6 +273,14 @@ def plan(view, params, now=None):
                         % (backup_dir, data_dir, DEFAULT_BACKUP_DIR))
     if view.exists(backup_dir) and not view.isdir(backup_dir):
         raise PlanError('backup_dir %s exists and is not a directory; choose another path.' % backup_dir)
+    probe = backup_dir
+    while probe != '/':
+        # a symbolic link to nothing on the way: making backup_dir would create its target (an unmounted disk's place)
+        if view.islink(probe) and not view.exists(probe):
+            raise PlanError('backup_dir: %s is a symbolic link to %s, which does not exist; no archive is written through '
+                            'it. Create the target (mount its disk), or remove the link; nothing was changed.'
+                            % (probe, os.readlink(view.host_path(probe))))
+        probe = os.path.dirname(probe)
 
     db_dir = os.path.join(data_dir, 'server', 'db')
     state_db = os.path.join(db_dir, 'state.db')
@@ -554,7 +567,7 @@ def write_archive(facts, host_path, opener=open):
             real = host_path(victim)
             # only this host's archives (plan checked the name) and regular files
             try:
-                if ARCHIVE_RE.match(os.path.basename(path)) and os.path.lexists(real) and \
+                if ARCHIVE_RE.fullmatch(os.path.basename(path)) and os.path.lexists(real) and \
                         stat.S_ISREG(os.lstat(real).st_mode):
                     os.unlink(real)
                     removed.append(victim)

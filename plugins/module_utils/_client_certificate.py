@@ -43,6 +43,7 @@ import math
 import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
+from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 REQUEST_TIMEOUT = 30  # seconds, at most, that one kubectl call may take
@@ -145,11 +146,14 @@ def binding_name(cluster_role, group):
 
 
 def _check_rbac_name(what, value, option):
+    if isinstance(value, str) and _CONTROL.search(value):
+        raise CertificateError('%s %s %r holds the control character %r: it cannot be part of a Kubernetes object name; '
+                               'change it' % (option, what, value, _CONTROL.search(value).group(0)))
     if not isinstance(value, str) or not value.strip() or value != value.strip():
-        raise CertificateError('%s %r is empty or has blanks around it; give %s without them' % (what, value, option))
-    if '/' in value or '%' in value or value in ('.', '..') or _CONTROL.search(value):
-        raise CertificateError('%s %r cannot be part of a Kubernetes object name ("/", "%%", control characters, "." and '
-                               '".." are refused); change %s' % (what, value, option))
+        raise CertificateError('%s %s %r is empty or has blanks around it; give it without them' % (option, what, value))
+    if '/' in value or '%' in value or value in ('.', '..'):
+        raise CertificateError('%s %s %r cannot be part of a Kubernetes object name ("/", "%%", control characters, "." '
+                               'and ".." are refused); change it' % (option, what, value))
 
 
 def validate(params):
@@ -159,12 +163,12 @@ def validate(params):
         raise CertificateError('kubectl must be the kubectl command as a list of non-empty words, for example '
                                '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (kubectl,))
     groups = params.get('groups') or []
-    for group in groups:
+    for index, group in enumerate(groups):
         if group in FORBIDDEN_GROUPS:
             raise CertificateError('group %s cannot be requested: the kube-apiserver-client signer refuses it and it would '
                                    'bypass RBAC. Request a group of your own (for example cluster-admins) and bind it to '
                                    'the cluster role cluster-admin (the option cluster_role).' % group)
-        _check_rbac_name('group', group, 'groups')
+        _check_rbac_name('group', group, 'groups[%d]' % index)
     if len(set(groups)) != len(groups):
         raise CertificateError('groups lists a group twice (%s); give each once' % ', '.join(groups))
     role = params.get('cluster_role') or ''
@@ -177,9 +181,8 @@ def validate(params):
     if params.get('timeout') is None or params['timeout'] < 0:
         raise CertificateError('timeout must be 0 or more seconds, not %r' % (params.get('timeout'),))
     name = params.get('name')
-    if (params.get('csr') or name is not None) and not _kubectl.is_dns_subdomain(name):
-        raise CertificateError('%r is not a valid CertificateSigningRequest name: use lower-case letters, digits, "-" and '
-                               '".", starting and ending with a letter or digit, at most 253 characters' % (name,))
+    if params.get('csr') or name is not None:
+        _names.check('name', name, _names.DNS_SUBDOMAIN, CertificateError, what='a valid CertificateSigningRequest name')
     if not params.get('csr'):
         return None
     signer = params.get('signer_name') or ''

@@ -37,6 +37,7 @@ import re
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as yamledit
@@ -70,8 +71,7 @@ def default_service(config_dir):
 
 
 def validate_name(name):
-    if not name or '/' in name or name in ('.', '..') or '\x00' in name:
-        raise ConfigFileError('name %r must be a file name (no "/"), such as 50-cluster.yaml.' % (name,))
+    _names.check('name', name, _names.FILE_NAME, ConfigFileError, hint='such as 50-cluster.yaml')
     if not name.lower().endswith(('.yaml', '.yml')):
         raise ConfigFileError('name %r must end in ".yaml" or ".yml", or k3s does not read it.' % (name,))
     return name

@@ -40,6 +40,7 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils import _openrc as openrc
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
@@ -325,18 +326,18 @@ def validate_env(env):
         return None
     out = {}
     for key, value in env.items():
-        if not isinstance(key, str) or not _VAR_NAME.fullmatch(key):
-            raise InstallerError('env key %r is not a valid variable name (letters, digits and "_", not starting with a '
-                                 'digit); systemd and the shell would ignore or refuse it.' % (key,))
+        option = 'env.%s' % (key.encode('unicode_escape').decode('ascii') if isinstance(key, str) else key)
+        _names.check(option, key, _names.ENV_KEY, InstallerError, what='a valid variable name',
+                    hint='systemd and the shell would ignore or refuse it (an environment file line is KEY=value)')
         if value is None or isinstance(value, (dict, list)):
-            raise InstallerError('env %s must be a string, not %s.' % (key, 'null' if value is None else type(value).__name__))
+            raise InstallerError('%s must be a string, not %s.' % (option, 'null' if value is None else type(value).__name__))
         if isinstance(value, bool):
             value = 'true' if value else 'false'
         value = str(value)
         bad = [c for c in value if (ord(c) < 32 and c != '\t') or ord(c) == 127 or '\ud800' <= c <= '\udfff']
         if bad:
-            raise InstallerError('env %s holds the control character %r; an environment file line cannot carry it.'
-                                 % (key, bad[0]))
+            raise InstallerError('%s holds the control character %r; an environment file line cannot carry it (a line '
+                                 'break would start another assignment). Give a single-line value.' % (option, bad[0]))
         out[key] = value
     return out
 
@@ -579,12 +580,15 @@ def read_existing(view, layout, request, data):
     return OpenrcScript(layout, request, data)
 
 
-def env_matches(data, env):
-    """Whether the environment file ``data`` sets exactly ``env``."""
+def env_matches(data, env, init='systemd'):
+    """Whether the environment file ``data`` sets exactly ``env``, as its reader reads it: systemd's EnvironmentFile=
+    (no ``export`` keyword, lines it cannot take ignored), or the openrc init script's shell, which sources it."""
     try:
-        return systemd.parse_environment_file(data) == env
+        ignored = []
+        found = systemd.parse_environment_file(data, shell=init != 'systemd', ignored=ignored)
     except systemd.ParseError:
         return False
+    return found == env and not ignored
 
 
 def is_env_file(data):
@@ -650,12 +654,17 @@ def plan_present(view, request, layout, warnings):
         if layout.init == 'systemd':
             existing.check_env_reference(warnings)
     env_before = _read(view, layout.env)
+    # what systemd does not see of the file as it is (an "export" line sets nothing for the service)
+    unseen = systemd.ignored_assignments(env_before, layout.env) if env_before is not None and layout.init == 'systemd' \
+        else []
     if request.env is None:
         env_after = b'' if env_before is None else env_before
-    elif env_before is not None and env_matches(env_before, request.env):
+        warnings.extend('%s. Give env to have the file written as KEY=value lines, or fix the line.' % m for m in unseen)
+    elif env_before is not None and env_matches(env_before, request.env, layout.init):
         env_after = env_before
     else:
         env_after = render_env(request.env)
+        warnings.extend('%s; the file is written again from env as KEY=value lines.' % m for m in unseen)
     changes.insert(1, Change(layout.env, env_before, env_after, mode=ENV_MODE))
     if layout.init == 'systemd':
         for other in other_units(view, layout):

@@ -302,9 +302,32 @@ def remove_file(module, path, backup=False, backup_dir=None):
 
 
 # -- a plan ----------------------------------------------------------------------------------
+def dangling_directory_link(path):
+    """``(link, target)`` for the first directory above the node's ``path`` that is a symbolic link to nothing, or None.
+
+    Writing through it would create its target (``makedirs`` follows the link): somewhere the link's author chose, on a
+    disk that may not be mounted yet. Such a link is refused as a dangling link to a file is.
+    """
+    directory = os.path.dirname(path)
+    chain = []
+    while directory and directory != '/':
+        chain.append(directory)
+        directory = os.path.dirname(directory)
+    for directory in reversed(chain):
+        host = host_path(ROOT, directory)
+        if os.path.islink(host) and not os.path.exists(_resolved(directory)):
+            return directory, os.readlink(host)
+    return None
+
+
 def check_plan(plan):
     """Refuse, before anything is written, a plan that the symlink policy does not allow."""
     for change in plan.changes:
+        dangling = dangling_directory_link(change.path)
+        if dangling:
+            raise ApplyError('%s is a symbolic link to %s, which does not exist: %s is not written through it (its target '
+                             'directory would be created). Create the target, or remove the link, then run again; nothing '
+                             'was changed.' % (dangling[0], dangling[1], change.path))
         real = host_path(ROOT, change.path)
         if os.path.islink(real):
             if change.after is None:
@@ -354,6 +377,10 @@ def apply(module, plan, backup=False, backup_dir=None):
         raise ApplyError('%s: this run does not hold the lock of %s; nothing was changed (a module writes only under '
                          '_io.locked_apply).' % (', '.join(unlocked), 'this file' if len(unlocked) == 1 else 'these files'))
     check_plan(plan)
+    dangling = dangling_directory_link(os.path.join(backup_dir, 'backup')) if backup and backup_dir else None
+    if dangling and plan.changes:
+        raise ApplyError('backup_dir: %s is a symbolic link to %s, which does not exist; no backup is written through it. '
+                         'Create the target, or remove the link, then run again; nothing was changed.' % dangling)
     backup_dir = host_path(ROOT, backup_dir) if backup_dir else None
     files = []
     done = []

@@ -19,19 +19,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import uuid
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 LEASE_DIR = '/run/baremetal-k3s'
-_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$')
 
 
 def lease_path(name):
-    if not _NAME.fullmatch(name or ''):
-        raise PlanError('name %r is not a valid lease name: use letters, digits, ".", "_" and "-" (for example '
-                        'scheduler_extender).' % (name,))
+    _names.check('name', name, _names.LEASE, PlanError, what='a valid lease name', hint='for example scheduler_extender')
     return os.path.join(LEASE_DIR, name + '.lease')
 
 

@@ -35,6 +35,7 @@ import os
 import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
+from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 HAS_YAML = goyaml.HAS_YAML
@@ -100,6 +101,15 @@ def parse_record(data, path):
         error = 'no "manifests" mapping of file names to sha256 sums'
     if isinstance(doc, dict) and isinstance(doc.get('manifests'), dict) and \
             all(isinstance(k, str) and isinstance(v, str) for k, v in doc['manifests'].items()):
+        # an entry is a file this module placed in the directory, by name alone: one that points elsewhere
+        # ("../x.yaml", "/etc/x.yaml", "a/b.yaml") or holds a control character is no record of ours to follow
+        outside = [k for k in sorted(doc['manifests']) if _names.problem('entry', k, _names.FILE_NAME)]
+        if outside:
+            raise ManifestsError('%s, the record of the manifests this module placed, lists %s, which %s not a plain file '
+                                 'name inside %s (%s); nothing was removed or written. The record was edited by '
+                                 'hand or planted: check it, then fix or remove it and run again.'
+                                 % (path, ', '.join(repr(k) for k in outside), 'is' if len(outside) == 1 else 'are',
+                                    os.path.dirname(path), _names.FILE_NAME.allowed))
         return dict(doc['manifests'])
     raise ManifestsError('%s, the record of the manifests this module placed, cannot be read (%s). Fix it, or remove it '
                          'to have every file of the directory count as foreign, then run again.' % (path, error))
@@ -235,22 +245,21 @@ def other_records(view, directory, set_name):
     return out
 
 
-def _check_name(name):
-    """Why ``name`` cannot be a manifest's file name, or None."""
+def _check_name(name, option='name'):
+    """Why ``name`` cannot be a manifest's file name (``option`` names it), or None."""
     if not isinstance(name, str) or not name:
-        return 'a manifest needs a name (a file name such as my-app.yaml)'
-    if '/' in name or '\0' in name or name in ('.', '..'):
-        return '%r is not a file name: give the name alone, without a directory' % (name,)
+        return '%s: a manifest needs a name (a file name such as my-app.yaml)' % option
+    problem = _names.problem(option, name, _names.FILE_NAME, 'give the file name alone, such as my-app.yaml')
+    if problem:
+        return problem
     if name.startswith('.'):
-        return '%r starts with a dot, and k3s skips such files' % (name,)
+        return '%s %r starts with a dot, and k3s skips such files' % (option, name)
     if not name.lower().endswith(EXTENSIONS):
-        return '%r does not end in .yaml, .yml or .json, so k3s would not read it' % (name,)
-    if len(name.encode('utf-8')) > 255:
-        return '%r is longer than a file name may be (255 bytes)' % (name,)
+        return '%s %r does not end in .yaml, .yml or .json, so k3s would not read it' % (option, name)
     addon = addon_name(name)
     if len(addon) > 253 or not _NAME.fullmatch(addon):
-        return ('%r would be k3s AddOn "%s" (the name up to the first dot), which is no valid object name: use lower-case '
-                'letters, digits and "-", starting and ending with a letter or digit' % (name, addon))
+        return ('%s %r would be k3s AddOn "%s" (the name up to the first dot), which is no valid object name: use '
+                'lower-case letters, digits and "-", starting and ending with a letter or digit' % (option, name, addon))
     return None
 
 
@@ -269,9 +278,7 @@ def plan(view, params):
     if not os.path.isabs(directory):
         raise ManifestsError('dir %r must be an absolute path' % (params.get('dir'),))
     set_name = params.get('set') or DEFAULT_SET
-    if len(set_name) > 63 or not _NAME.fullmatch(set_name):
-        raise ManifestsError('set %r must be lower-case letters, digits and "-", starting and ending with a letter or '
-                             'digit, at most 63 characters' % (set_name,))
+    _names.check('set', set_name, _names.DNS_LABEL, ManifestsError, 'it names the record %s<set>' % RECORD_PREFIX)
     force = bool(params.get('force'))
     items = _manifests(params)
     parent = os.path.dirname(directory)
@@ -297,9 +304,9 @@ def plan(view, params):
             errors.append('%s must be a mapping {name, content}, not %r' % (label, item))
             continue
         name = item.get('name')
-        problem = _check_name(name)
+        problem = _check_name(name, label + '.name')
         if problem:
-            errors.append('%s: %s' % (label, problem))
+            errors.append(problem)
             continue
         label = '%s (%s)' % (label, name)
         if names.index(name) != index:

@@ -37,6 +37,7 @@ import re
 import time
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
+from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 
 try:
     import yaml
@@ -97,15 +98,10 @@ class Request:
                                  '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (self.kubectl,))
         if self.state not in ('present', 'absent'):
             raise ReadinessError('state must be present or absent, not %r' % (self.state,))
-        if not _kubectl.is_dns_subdomain(self.name):
-            raise ReadinessError('%r is not a valid ConfigMap name: use lower-case letters, digits, "-" and ".", '
-                                 'starting and ending with a letter or digit, at most 253 characters' % (self.name,))
-        if not isinstance(self.namespace, str) or len(self.namespace) > 63 or not _DNS_LABEL.fullmatch(self.namespace):
-            raise ReadinessError('%r is not a valid namespace name: use lower-case letters, digits and "-", starting and '
-                                 'ending with a letter or digit, at most 63 characters' % (self.namespace,))
-        if not _kubectl.is_dns_subdomain(self.node_name):
-            raise ReadinessError('%r is not a Kubernetes node name: use the name the node registers with, in lower case '
-                                 '(k3s_info returns it as "node_name")' % (self.node_name,))
+        _names.check('name', self.name, _names.DNS_SUBDOMAIN, ReadinessError, what='a valid ConfigMap name')
+        _names.check('namespace', self.namespace, _names.DNS_LABEL, ReadinessError, what='a valid namespace name')
+        _names.check('node_name', self.node_name, _names.DNS_SUBDOMAIN, ReadinessError, what='a Kubernetes node name',
+                     hint='give the name the node registers with, in lower case (k3s_info returns it as "node_name")')
         if self.state == 'present' and not (isinstance(self.kube_scheduler, str) and self.kube_scheduler.strip()):
             raise ReadinessError('kube_scheduler is needed with state=present: the scheduler\'s name for the readiness '
                                  'ConfigMap (extender_status returns it, for example k3s@%s)' % self.node_name)

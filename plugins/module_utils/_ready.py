@@ -36,6 +36,7 @@ import re
 import time
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
+from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 REQUEST_TIMEOUT = 10  # seconds, at most, that one kubectl call may take
@@ -57,9 +58,8 @@ def validate(params):
         raise ReadyError('kubectl must be the kubectl command as a list of non-empty words, for example '
                          '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (kubectl,))
     name = params.get('node_name')
-    if not _kubectl.is_dns_subdomain(name):
-        raise ReadyError('%r is not a Kubernetes node name: use the name the node registers with, in lower case '
-                         '(k3s_info returns it as "node_name")' % (name,))
+    _names.check('node_name', name, _names.DNS_SUBDOMAIN, ReadyError, what='a Kubernetes node name',
+                 hint='give the name the node registers with, in lower case (k3s_info returns it as "node_name")')
     for key in ('timeout', 'interval'):
         value = params.get(key)
         if value is None or value < 0:

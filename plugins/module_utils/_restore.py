@@ -156,6 +156,8 @@ def plan(view, params, now=None, found=None):
     step = params.get('step') or 'restore'
     if step not in STEPS:
         raise PlanError('step must be one of %s, got %r.' % (', '.join(STEPS), step))
+    if params.get('service'):
+        services.check_service_name(params['service'])  # a name, checked whole before anything is read
     archive, expected = '', ''
     if step == 'restore':
         archive, expected = _archive_and_sum(view, params)
@@ -266,7 +268,7 @@ def inspect(tar):
             raise BackupError('the archive holds %r, a path outside the data directory; it is not a k3s_backup archive. '
                               'Nothing was changed.' % info.name)
         is_snapshot = posixpath.dirname(name) == backup.SNAPSHOT_MEMBER_DIR and \
-            backup.SNAPSHOT_NAME_RE.match(posixpath.basename(name)) is not None
+            backup.SNAPSHOT_NAME_RE.fullmatch(posixpath.basename(name)) is not None
         if name in (backup.DB_MEMBER, backup.TOKEN_MEMBER, backup.MANIFEST) or is_snapshot:
             if not info.isfile():
                 raise BackupError('%s in the archive is not a regular file; nothing was changed.' % name)

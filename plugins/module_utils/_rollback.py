@@ -16,24 +16,68 @@ back) and drops the backups; ``discard`` only drops the backups, once the change
 
 from __future__ import annotations
 
+import os
+import re
+
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 ACTIONS = ('created', 'modified', 'removed')
+# what _io.backup_file (and Ansible's backup_local) names a copy of <name>: <name>.<pid>.<YYYY-mm-dd@HH:MM:SS>~, with a
+# counter before the "~" when that name was taken
+BACKUP_SUFFIX = r'\.[0-9]+\.[0-9]{4}-[0-9]{2}-[0-9]{2}@[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?~'
+
+
+def is_backup_name(backup, path):
+    """Whether ``backup``'s name is one this collection gives a copy of ``path`` (the directory is not judged here)."""
+    return re.fullmatch(re.escape(os.path.basename(path)) + BACKUP_SUFFIX, os.path.basename(backup)) is not None
+
+
+def _absolute(value, label):
+    if not isinstance(value, str) or not os.path.isabs(value) or os.path.normpath(value) != value.rstrip('/') or \
+            '\x00' in value:
+        raise PlanError('%s %r is not an absolute, normalized path (no "..", ".", "//"): the files lists of this '
+                        'collection\'s modules hold only such paths; give the list a module returned, unchanged.'
+                        % (label, value))
+
+
+def check_entries(files):
+    """Refuse, before anything is read or locked, an entry that is not what a module of this collection returns: a
+    relative path, or a backup_file that is the live file, another file's copy, or no copy at all."""
+    if not isinstance(files, list):
+        raise PlanError('files must be a list of the "files" the modules of this collection return, not %r' % (files,))
+    for index, entry in enumerate(files):
+        label = 'files[%d]' % index
+        if not isinstance(entry, dict) or not entry.get('path') or entry.get('action') not in ACTIONS:
+            raise PlanError('files must be the "files" lists the modules of this collection return ([{path, action, '
+                            'backup_file}], action one of %s); %s is %r' % (', '.join(ACTIONS), label, entry))
+        _absolute(entry['path'], label + '.path')
+        backup = entry.get('backup_file')
+        if backup in (None, ''):
+            continue
+        _absolute(backup, label + '.backup_file')
+        if backup == entry['path'] or not is_backup_name(backup, entry['path']):
+            raise PlanError('%s.backup_file %s is not a backup this collection made of %s (named %s.<pid>.<YYYY-mm-dd@'
+                            'HH:MM:SS>~); it is not removed, and nothing was changed. Give the files list a module '
+                            'returned, unchanged.' % (label, backup, entry['path'], os.path.basename(entry['path'])))
+    live = set(e['path'] for e in files)
+    for index, entry in enumerate(files):
+        if entry.get('backup_file') in live:
+            raise PlanError('files[%d].backup_file %s is a file the run changed, not a backup; nothing was changed.'
+                            % (index, entry['backup_file']))
 
 
 def first_entries(files):
     """The first entry of each path, in order: the state before the run."""
+    check_entries(files)
     seen = {}
     for entry in files:
-        if not isinstance(entry, dict) or not entry.get('path') or entry.get('action') not in ACTIONS:
-            raise PlanError('files must be the "files" lists the modules of this collection return ([{path, action, '
-                            'backup_file}], action one of %s); got %r' % (', '.join(ACTIONS), entry))
         seen.setdefault(entry['path'], entry)
     return list(seen.values())
 
 
 def paths(params):
-    """The files a rollback of ``params['files']`` may write: each path and each backup (what looks like one)."""
+    """The files a rollback of ``params['files']`` may write: each path and each backup (checked first)."""
+    check_entries(params.get('files') or [])
     out = []
     for entry in params.get('files') or []:
         if isinstance(entry, dict):
@@ -73,6 +117,10 @@ def plan(view, params):
             changes.append(Change(entry['path'], current, before, mode=view.mode(entry['backup_file'])
                                   if entry.get('backup_file') else None))
             restored.append(entry['path'])
+    for backup in backups:
+        if view.islink(backup) or (view.lexists(backup) and not view.isfile(backup)):
+            raise PlanError('the backup %s is not a regular file (a symbolic link, a directory...): this collection\'s '
+                            'backups are copies; it is not removed, and nothing was changed.' % backup)
     for backup in backups:
         if backup not in [c.path for c in changes]:
             changes.append(Change(backup, view.read(backup), None))

@@ -549,7 +549,7 @@ def label_value_errors(value):
     errs = []
     if len(value) > 63:
         errs.append('must be no more than 63 characters')
-    if not _LABEL_VALUE.match(value):
+    if not _LABEL_VALUE.fullmatch(value):
         errs.append("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and "
                     "end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
                     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
@@ -558,7 +558,7 @@ def label_value_errors(value):
 
 def _is_int64(text):
     """Go's strconv.ParseInt(text, 10, 64) succeeds."""
-    return bool(re.match(r'^[-+]?[0-9]+$', text)) and -(2 ** 63) <= int(text) <= 2 ** 63 - 1
+    return bool(re.fullmatch(r'[-+]?[0-9]+', text)) and -(2 ** 63) <= int(text) <= 2 ** 63 - 1
 
 
 def _selector_term_errors(term, path):

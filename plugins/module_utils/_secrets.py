@@ -329,7 +329,7 @@ def file_secrets(data):
         data = data.encode('utf-8', 'surrogateescape')
     found = []
     try:
-        found.extend(env_secrets(systemd.parse_environment_file(data)))
+        found.extend(env_secrets(systemd.parse_environment_file(data, shell=True)))  # every reader's keys, export too
     except Exception:  # pylint: disable=broad-except
         pass
     try:

@@ -20,6 +20,7 @@ import os
 import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils._openrc import InitScript
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import (
@@ -36,8 +37,6 @@ DROPIN_DIRS = ('/etc/systemd/system', '/run/systemd/system', '/usr/local/lib/sys
 DROPIN_BASE = '/etc/systemd/system'
 INITD_DIR = '/etc/init.d'
 OPENRC_ENV_FILES = ('/etc/environment',)
-
-_SERVICE_RE = re.compile(r'^[A-Za-z0-9:_.@-]+$')
 
 
 class ServiceError(PlanError):
@@ -58,9 +57,7 @@ def short_name(service):
 
 def check_service_name(service):
     """Refuse a service name systemd or openrc would not have (a path, white space...)."""
-    if not _SERVICE_RE.match(service or ''):
-        raise ServiceError('service %r is not a valid service name (expected k3s, k3s-agent, k3s-<name> or rke2-server).'
-                           % (service,))
+    _names.check('service', service, _names.SERVICE, ServiceError, what='a valid service name')
 
 
 def service_of_path(path):
@@ -266,7 +263,7 @@ class Openrc:
         for p in OPENRC_ENV_FILES + ('/etc/rancher/k3s/%s.env' % self.service,):
             data = view.read(p)
             if data is not None:
-                self.env.update(parse_environment_file(data))
+                self.env.update(parse_environment_file(data, shell=True))  # the init script sources them
 
     def raw_argv(self, with_own=True):
         return [self.binary] + list(self.parsed.argv)

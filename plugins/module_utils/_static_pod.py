@@ -53,6 +53,7 @@ import re
 import stat
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as gy
+from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as ye
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
@@ -128,7 +129,9 @@ def arg_path(item):
 
 
 def validate_prefix(prefix):
-    if not prefix or len(prefix) > MAX_PREFIX or not _LABEL.match(prefix):
+    if _names.control_character(prefix):
+        _names.check('volume_prefix', prefix, _names.DNS_LABEL, StaticPodError)
+    if not prefix or len(prefix) > MAX_PREFIX or not _LABEL.fullmatch(prefix):
         raise StaticPodError('volume_prefix %r must be a DNS-1123 label (lower-case letters, digits and "-", starting and ending '
                              'with a letter or digit) of at most %d characters, so that volume names stay within 63.'
                              % (prefix, MAX_PREFIX))

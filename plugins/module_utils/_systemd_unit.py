@@ -1082,7 +1082,7 @@ def render_exec_start(prefix, path, argv, argv0_explicit=False, eol='\n'):
         head = prefix + _word(path)
     out = ['ExecStart=%s \\' % head]
     rest = list(argv[1:])
-    if rest and _PLAIN_WORD.match(rest[0]) and not rest[0].startswith('-'):
+    if rest and _PLAIN_WORD.fullmatch(rest[0]) and not rest[0].startswith('-'):
         out.append('    %s \\' % rest.pop(0))
     out.extend('\t%s \\' % quote_arg(a) for a in rest)
     out.append('')
@@ -1090,32 +1090,65 @@ def render_exec_start(prefix, path, argv, argv0_explicit=False, eol='\n'):
 
 
 def _word(value):
-    return value if _PLAIN_WORD.match(value) and not isinstance(value, SpecifierWord) else quote_arg(value)
+    return value if _PLAIN_WORD.fullmatch(value) and not isinstance(value, SpecifierWord) else quote_arg(value)
 
 
 # -- environment ---------------------------------------------------------------
-def parse_environment_file(data):
-    """Variables of an ``EnvironmentFile=`` (KEY=VALUE lines, quotes removed, comments skipped)."""
+_ENV_NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
+
+
+def parse_environment_file(data, shell=False, ignored=None):
+    """Variables of an environment file (KEY=VALUE lines, quotes removed, comments skipped).
+
+    By default as systemd's ``EnvironmentFile=`` reads it: there is no ``export`` keyword, so
+    ``export KEY=value`` gives the key ``export KEY``, which is no variable name, and systemd drops
+    it (as every key outside ``[A-Za-z_][A-Za-z0-9_]*``): the service starts without it. With
+    ``shell`` as a shell reads it when it sources the file (openrc's init scripts source
+    ``/etc/rancher/k3s/<service>.env``): ``export KEY=value`` sets KEY. ``ignored``, a list, gets
+    ``(line number, key)`` for every assignment the reader drops.
+    """
     env = {}
     text = decode(data) if isinstance(data, bytes) else data
-    pending = ''
-    for line in text.splitlines():
+    pending, pending_no = '', 0
+    for number, line in enumerate(text.splitlines(), 1):
         if pending:
             line = pending + line
             pending = ''
+            number = pending_no
         if _odd_trailing_backslashes(line):
-            pending = line[:-1]
+            pending, pending_no = line[:-1], number
             continue
         stripped = line.strip()
         if not stripped or stripped[0] in '#;':
             continue
-        if stripped.startswith('export '):
+        if shell and stripped.startswith('export') and stripped[6:7] in (' ', '\t'):
             stripped = stripped[7:].lstrip()
         key, sep, value = stripped.partition('=')
         if not sep:
             continue
-        env[key.strip()] = _env_unquote(value.strip())
+        key = key.strip()
+        if not _ENV_NAME.fullmatch(key):
+            if ignored is not None:
+                ignored.append((number, key))
+            continue
+        env[key] = _env_unquote(value.strip())
     return env
+
+
+def ignored_assignments(data, path):
+    """Why each assignment of the environment file ``data`` is one systemd does not see (a message per line)."""
+    ignored = []
+    parse_environment_file(data, ignored=ignored)
+    out = []
+    for number, key in ignored:
+        word, rest = key[:6], key[6:]
+        if word == 'export' and rest[:1] in (' ', '\t') and _ENV_NAME.fullmatch(rest.strip()):
+            out.append('%s line %d sets %s with "export", which systemd\'s EnvironmentFile= does not know: systemd '
+                       'ignores the line and the service starts without %s' % (path, number, rest.strip(), rest.strip()))
+        else:
+            out.append('%s line %d assigns %r, which is no variable name ([A-Za-z_][A-Za-z0-9_]*): systemd ignores the '
+                       'line' % (path, number, key))
+    return out
 
 
 def _env_unquote(value):

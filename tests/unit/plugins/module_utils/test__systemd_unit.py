@@ -177,8 +177,10 @@ def test_render_exec_start_round_trip():
 
 
 def test_environment_helpers():
-    env = su.parse_environment_file(b"# c\nK3S_TOKEN='a b'\nexport X=\"q\\\"\"\nBAD\nK3S_URL=https://x:6443\n")
-    assert env == {'K3S_TOKEN': 'a b', 'X': 'q"', 'K3S_URL': 'https://x:6443'}
+    data = b"# c\nK3S_TOKEN='a b'\nexport X=\"q\\\"\"\nBAD\nK3S_URL=https://x:6443\n"
+    # systemd's EnvironmentFile= has no export keyword: X is not set; a shell sourcing the file sets it
+    assert su.parse_environment_file(data) == {'K3S_TOKEN': 'a b', 'K3S_URL': 'https://x:6443'}
+    assert su.parse_environment_file(data, shell=True) == {'K3S_TOKEN': 'a b', 'X': 'q"', 'K3S_URL': 'https://x:6443'}
     assert su.expand_argv(['/k3s', 'server', '$EXTRA', '--x=${Y}', '$$'], {'EXTRA': '--a  --b', 'Y': 'y'}) == \
         ['/k3s', 'server', '--a', '--b', '--x=y', '$']
 
@@ -573,3 +575,26 @@ def test_split_words_strict_and_lenient():
     assert su.split_words('A=\\q', strict=False) == [('A=\\q', 'A=\\q', 0, 4)]
     with pytest.raises(su.ParseError, match='unbalanced'):
         su.split_words("A='1", strict=False)
+
+
+# -- the family "env files as systemd reads them": every line systemd's EnvironmentFile= drops is dropped here too
+# (and said), and a shell (openrc's init script sources /etc/rancher/k3s/<service>.env) reads "export"
+@pytest.mark.parametrize('text, systemd_env, shell_env, unseen', [
+    (b'export K3S_URL=https://s:6443\nK3S_TOKEN=t\n', {'K3S_TOKEN': 't'}, {'K3S_URL': 'https://s:6443', 'K3S_TOKEN': 't'},
+     ['line 1 sets K3S_URL with "export"']),
+    (b'  export\tK3S_URL=u\n', {}, {'K3S_URL': 'u'}, ['line 1 sets K3S_URL with "export"']),
+    (b'K3S.URL=u\nK3S_TOKEN=t\n', {'K3S_TOKEN': 't'}, {'K3S_TOKEN': 't'}, ["line 1 assigns 'K3S.URL', which is no variable"]),
+    (b'1ABC=u\n', {}, {}, ["line 1 assigns '1ABC'"]),
+    (b'A B=u\n', {}, {}, ["line 1 assigns 'A B'"]),
+    (b'exported=1\n', {'exported': '1'}, {'exported': '1'}, []),
+    (b'# export K3S_URL=u\n; x\n\nK3S_URL = u \n', {'K3S_URL': 'u'}, {'K3S_URL': 'u'}, []),
+    (b'A=1 \\\nexport B=2\nexport C=3\n', {'A': '1 export B=2'}, {'A': '1 export B=2', 'C': '3'},
+     ['line 3 sets C with "export"']),
+])
+def test_environment_file_as_systemd_reads_it(text, systemd_env, shell_env, unseen):
+    assert su.parse_environment_file(text) == systemd_env
+    assert su.parse_environment_file(text, shell=True) == shell_env
+    found = su.ignored_assignments(text, '/e.env')
+    assert len(found) == len(unseen), found
+    for message, part in zip(found, unseen):
+        assert message.startswith('/e.env ' + part), message

@@ -204,9 +204,9 @@ def test_every_problem_at_once(server):
     msg = module_fail(k3s_manifests, {'manifests': [m('a_b.yaml', ADMIN), m('x.txt', ADMIN), m('ok.yaml', 'kind: X\n'),
                                                     m('admin.yaml', APP), {'name': 'c.yaml', 'content': {'a': 1}}]})
     assert msg == (
-        'nothing was written to %s: manifests[0]: \'a_b.yaml\' would be k3s AddOn "a_b" (the name up to the first dot), '
+        'nothing was written to %s: manifests[0].name \'a_b.yaml\' would be k3s AddOn "a_b" (the name up to the first dot), '
         'which is no valid object name: use lower-case letters, digits and "-", starting and ending with a letter or digit; '
-        'manifests[1]: \'x.txt\' does not end in .yaml, .yml or .json, so k3s would not read it; '
+        'manifests[1].name \'x.txt\' does not end in .yaml, .yml or .json, so k3s would not read it; '
         'manifests[2] (ok.yaml): document 1 (line 1): an object without apiVersion, metadata.name; '
         'manifests[4] (c.yaml): content must be the text of the manifest, not dict (render a data structure with '
         'to_nice_yaml or to_json); '
@@ -215,9 +215,10 @@ def test_every_problem_at_once(server):
 
 
 @pytest.mark.parametrize('manifests, problem', [
-    ([m('a/b.yaml', ADMIN)], "manifests[0]: 'a/b.yaml' is not a file name: give the name alone, without a directory"),
-    ([m('.hidden.yaml', ADMIN)], "manifests[0]: '.hidden.yaml' starts with a dot, and k3s skips such files"),
-    ([m('app.yaml.skip', ADMIN)], "manifests[0]: 'app.yaml.skip' does not end in .yaml, .yml or .json, so k3s would not "
+    ([m('a/b.yaml', ADMIN)], "manifests[0].name 'a/b.yaml' is not a file name: use a name alone: no \"/\", no control "
+                             'characters, not "." or "..", at most 255 bytes; give the file name alone, such as my-app.yaml'),
+    ([m('.hidden.yaml', ADMIN)], "manifests[0].name '.hidden.yaml' starts with a dot, and k3s skips such files"),
+    ([m('app.yaml.skip', ADMIN)], "manifests[0].name 'app.yaml.skip' does not end in .yaml, .yml or .json, so k3s would not "
                                   'read it'),
     ([m('App.yaml', ADMIN)], '\'App.yaml\' would be k3s AddOn "App" (the name up to the first dot), which is no valid object '
                              'name'),
@@ -281,8 +282,9 @@ def test_sets_keep_apart(server):
 
 
 @pytest.mark.parametrize('args, message', [
-    ({'set': 'My_Set'}, "set 'My_Set' must be lower-case letters, digits and \"-\", starting and ending with a letter or "
-                        'digit, at most 63 characters'),
+    ({'set': 'My_Set'}, "set 'My_Set' is not a DNS-1123 label: use lower-case letters, digits and \"-\", starting and "
+                        'ending with a letter or digit, at most 63 characters; it names the record '
+                        '.baremetal-k3s-manifests-<set>'),
     ({'dir': 'relative/manifests'}, "dir 'relative/manifests' must be an absolute path"),
     ({'dir': DIR + '/ccm.yaml'}, 'dir %s/ccm.yaml is not a directory' % DIR),
     ({'dir': '/var/lib/rancher/k3s/server/nothing/manifests'},

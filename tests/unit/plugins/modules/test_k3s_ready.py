@@ -282,8 +282,9 @@ def test_forbidden_is_reported(node):
 
 
 @pytest.mark.parametrize('change, message', [
-    ({'node_name': 'Server_1'}, "'Server_1' is not a Kubernetes node name: use the name the node registers with, in lower "
-                                'case (k3s_info returns it as "node_name")'),
+    ({'node_name': 'Server_1'}, "node_name 'Server_1' is not a Kubernetes node name: use lower-case letters, digits, "
+                                '"-" and ".", starting and ending with a letter or digit, at most 253 characters; give the '
+                                'name the node registers with, in lower case (k3s_info returns it as "node_name")'),
     ({'kubectl': []}, 'kubectl must be the kubectl command as a list of non-empty words, for example '
                       '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got []'),
     ({'kubectl': [K3S, '']}, 'kubectl must be the kubectl command as a list of non-empty words, for example '

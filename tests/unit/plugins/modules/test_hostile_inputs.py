@@ -1,0 +1,379 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Hostile inputs, one table per family, over every module and option the family concerns.
+
+Each case runs the module's real ``main()`` against a fake node and checks three things: it fails
+(or, where the family says so, warns), the message names the offending option or entry and says
+what is allowed, and the node is untouched (every file byte for byte) with no command run.
+
+Families: names with control characters; env files as systemd reads them; records that point
+outside; rollback's discard; links.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from unittest.mock import patch
+
+import pytest
+
+from ansible.module_utils import basic
+
+from ansible_collections.baremetal.k3s.plugins.modules import (
+    client_certificate,
+    k3s_backup,
+    k3s_config_file,
+    k3s_info,
+    k3s_manifests,
+    k3s_ready,
+    k3s_restore,
+    k3s_service,
+    k3s_service_arg,
+    node_lease,
+    readiness_configmap,
+    rollback,
+    scheduler_config,
+    static_pod_arg,
+)
+
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok
+
+K3S = '/usr/local/bin/k3s'
+KUBECTL = [K3S, 'kubectl']
+SCHED = '--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml'
+MANIFESTS = '/var/lib/rancher/k3s/server/manifests'
+APP = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n'
+CONTROL = ['\n', '\r', '\t', '\x00', '\x1b', '\x7f']
+
+
+@pytest.fixture(name='server')
+def fixture_server(node):
+    """A k3s server node: the installer's unit, its data directory, an empty manifests directory."""
+    node.install('server')
+    node.makedirs(MANIFESTS)
+    node.makedirs('/var/lib/rancher/k3s/server/db')
+    node.write('/var/lib/rancher/k3s/server/token', 'K10abc::server:tok\n', 0o600)
+    return node
+
+
+@pytest.fixture(name='no_commands')
+def fixture_no_commands():
+    """Any command the module runs (kubectl, systemctl, k3s) is recorded: a refused name runs none."""
+    calls = []
+
+    def refuse(self, args, **kw):  # pylint: disable=unused-argument
+        calls.append(args)
+        return 1, '', 'no command may run for a refused name'
+    with patch.object(basic.AnsibleModule, 'run_command', refuse):
+        yield calls
+
+
+# -- family: names with control characters ---------------------------------------------------------------------
+# (module, options with '{}' where the hostile name goes, the option the message must name, where the name goes)
+NAMES = [
+    (k3s_manifests, {'manifests': [{'name': 'app{}.yaml', 'content': APP}]}, 'manifests[0].name', 'a file name'),
+    (k3s_manifests, {'manifests': [{'name': 'app.yaml', 'content': APP}, {'name': 'b{}.yaml', 'content': APP}]},
+     'manifests[1].name', 'a file name'),
+    (k3s_manifests, {'manifests': [{'name': 'app.yaml{}', 'content': APP}]}, 'manifests[0].name', 'a file name'),
+    (k3s_manifests, {'manifests': [{'name': 'app.yaml', 'content': APP}], 'set': 'csi{}'}, 'set', 'the record name'),
+    (node_lease, {'name': 'scheduler_extender{}', 'timeout': 0}, 'name', 'the lease file name'),
+    (readiness_configmap, {'kubectl': KUBECTL, 'node_name': 'server-1{}', 'kube_scheduler': 'k3s@server-1'},
+     'node_name', 'a kubectl argument'),
+    (readiness_configmap, {'kubectl': KUBECTL, 'node_name': 'server-1', 'kube_scheduler': 'k',
+                           'name': 'extender-readiness{}'}, 'name', 'a kubectl argument'),
+    (readiness_configmap, {'kubectl': KUBECTL, 'node_name': 'server-1', 'kube_scheduler': 'k', 'namespace': 'csi{}'},
+     'namespace', 'a kubectl argument'),
+    (k3s_ready, {'kubectl': KUBECTL, 'node_name': 'server-1{}'}, 'node_name', 'a kubectl argument'),
+    (client_certificate, {'kubectl': KUBECTL, 'name': 'alice{}'}, 'name', 'the CSR name'),
+    (client_certificate, {'kubectl': KUBECTL, 'name': 'alice', 'groups': ['devs', 'ops{}']}, 'groups[1]', 'a binding name'),
+    (client_certificate, {'kubectl': KUBECTL, 'name': 'alice', 'groups': ['devs'], 'cluster_role': 'view{}'},
+     'cluster_role', 'a binding name'),
+    (k3s_config_file, {'name': '50-cluster{}.yaml', 'values': {'node-label': ['a=b']}}, 'name', 'a drop-in file name'),
+    (k3s_config_file, {'name': '50-cluster.yaml', 'values': {'node-label': ['a=b']}, 'service': 'k3s{}'}, 'service',
+     'a service name'),
+    (k3s_service, {'name': 'edge{}'}, 'name', 'the service name'),
+    (k3s_service, {'env': {'K3S_URL{}': 'https://s:6443'}}, 'env.K3S_URL', 'an env file line'),
+    (k3s_service_arg, {'arg': SCHED, 'service': 'k3s{}'}, 'service', 'a service name'),
+    (k3s_info, {'service': 'k3s{}'}, 'service', 'a service name'),
+    (k3s_restore, {'archive': '/var/backups/k3s/a.tar.gz', 'service': 'k3s{}'}, 'service', 'a service name'),
+    (k3s_backup, {'host': 'node{}-1', 'backup_dir': '/var/backups/k3s'}, 'host', 'the archive name'),
+    (static_pod_arg, {'path': '/etc/kubernetes/manifests/kube-scheduler.yaml', 'arg': '--config=/etc/x.yaml',
+                      'volume_prefix': 'bk3s{}'}, 'volume_prefix', 'a volume name'),
+]
+
+
+def _fill(value, char):
+    if isinstance(value, str):
+        return value.replace('{}', char)
+    if isinstance(value, list):
+        return [_fill(v, char) for v in value]
+    if isinstance(value, dict):
+        return {_fill(k, char): _fill(v, char) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize('char', CONTROL, ids=[repr(c) for c in CONTROL])
+@pytest.mark.parametrize('module, options, option, where', NAMES,
+                         ids=['%s-%s' % (m.__name__.rsplit('.', 1)[1], o) for m, dummy, o, dummy2 in NAMES])
+def test_names_with_control_characters_are_refused_before_anything_runs(server, no_commands, module, options, option,
+                                                                        where, char):
+    """A control character in a name (it would end up in %(where)s) is refused naming the option; nothing runs."""
+    args = _fill(options, char)
+    before = server.tree()
+    msg = module_fail(module, args)
+    assert msg.startswith(option) or ' %s ' % option in ' ' + msg or option + ' ' in msg, msg
+    assert repr(char) in msg or 'control character' in msg, msg
+    assert server.tree() == before, 'a refused run changed the node (%s)' % where
+    assert not no_commands and not server.calls, (no_commands, server.calls)
+
+
+def test_every_name_table_case_passes_without_the_control_character(server, no_commands):
+    """The same options without the hostile character get past the name checks (so the table tests the names)."""
+    for module, options, option, dummy in NAMES:
+        args = _fill(options, '')
+        try:
+            msg = module_fail(module, args)
+        except AssertionError:
+            continue  # it ran through: the name was accepted
+        assert 'control character' not in msg and not msg.startswith(option + ' '), (module.__name__, msg)
+
+
+ROLE_VALIDATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..', 'roles', 'k3s_user',
+                             'tasks', 'validate.yml')
+
+
+@pytest.mark.parametrize('variable, good', [
+    ('k3s_user_name', 'alice@example.com'),
+    ('_k3s_user_csr_object', 'baremetal-k3s-user-alice'),
+    ('k3s_user_cluster_name', 'default'),
+    ('k3s_user_country', 'DE'),
+])
+@pytest.mark.parametrize('char', CONTROL, ids=[repr(c) for c in CONTROL])
+def test_k3s_user_names_are_checked_whole(variable, good, char):
+    """The role's own checks of the user name (the certificate CN, a file name), the CSR name and the cluster name:
+    each condition on the name, evaluated with Ansible's tests, holds for the name and fails with a control character
+    after it (the regex test with match_type=fullmatch; "match" with '^...$' lets a trailing newline through)."""
+    import jinja2  # pylint: disable=import-outside-toplevel
+    import yaml  # pylint: disable=import-outside-toplevel
+    from ansible.plugins.test.core import TestModule  # pylint: disable=import-outside-toplevel
+    with open(ROLE_VALIDATE) as f:
+        tasks = yaml.safe_load(f)
+    conditions = [c for t in tasks for c in (t.get('ansible.builtin.assert') or {}).get('that', [])
+                  if isinstance(c, str) and c.lstrip().startswith(variable + ' is')]
+    assert conditions, 'no check of %s in %s' % (variable, ROLE_VALIDATE)
+    env = jinja2.Environment()
+    env.tests.update(TestModule().tests())
+
+    def holds(value):
+        return all(env.compile_expression(c)(**{variable: value}) for c in conditions)
+    assert holds(good), conditions
+    assert not holds(good + char), '%s %r passes %s' % (variable, good + char, conditions)
+
+
+@pytest.mark.parametrize('name, why', [
+    ('app.yaml\n', "holds the control character '\\n'"),
+    ('a/b.yaml', 'is not a file name'),
+    ('..', 'is not a file name'),
+    ('x' * 252 + '.yaml', 'is longer than 255 bytes'),
+])
+def test_manifest_names_say_what_is_allowed(server, name, why):
+    msg = module_fail(k3s_manifests, {'manifests': [{'name': name, 'content': APP}]})
+    assert 'manifests[0].name %r %s' % (name, why) in msg or ('manifests[0].name %r is not a file name' % name in msg
+                                                              and why in msg), msg
+    assert 'no "/", no control characters' in msg, msg
+
+
+@pytest.mark.parametrize('listed', [
+    'k3s-backup-node-1-20260101T000000Z.tar.gz\n',
+    'k3s-backup-node-1-20260101T000000Z.tar.gz\n.sha256',
+])
+def test_backup_retention_leaves_a_name_that_only_looks_like_an_archive(server, listed):
+    """ARCHIVE_RE is matched whole: a file whose name ends in a newline after ".tar.gz" is not ours to remove."""
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _backup  # pylint: disable=import-outside-toplevel
+    assert _backup.own_archives([listed, 'k3s-backup-node-1-20260102T000000Z.tar.gz'], 'node-1') == \
+        ['k3s-backup-node-1-20260102T000000Z.tar.gz']
+    with pytest.raises(ValueError):
+        _backup.snapshot_member('snap-1\n')
+    assert _backup.parse_sha256('%s\n' % ('a' * 64)) == 'a' * 64
+
+
+# -- family: env files as systemd reads them ---------------------------------------------------------------------
+ENV = '/etc/systemd/system/k3s.service.env'
+OPENRC_ENV = '/etc/rancher/k3s/k3s.env'
+
+
+@pytest.mark.parametrize('text, env, unseen', [
+    ("export K3S_URL='https://s:6443'\nexport K3S_TOKEN='t0k'\n", {'K3S_URL': 'https://s:6443', 'K3S_TOKEN': 't0k'},
+     ['K3S_TOKEN', 'K3S_URL']),
+    ("K3S_TOKEN='t0k'\nexport K3S_URL='https://s:6443'\n", {'K3S_URL': 'https://s:6443', 'K3S_TOKEN': 't0k'}, ['K3S_URL']),
+    ("K3S_TOKEN='t0k'\n  export\tK3S_URL=https://s:6443\n", {'K3S_URL': 'https://s:6443', 'K3S_TOKEN': 't0k'}, ['K3S_URL']),
+    ("K3S.URL='https://s:6443'\nK3S_TOKEN='t0k'\n", {'K3S_TOKEN': 't0k'}, ["'K3S.URL'"]),
+])
+def test_systemd_env_file_with_lines_systemd_ignores_is_not_adopted(node, text, env, unseen):
+    """An env file systemd reads differently from the shell is rewritten as KEY=value lines, saying which key systemd
+    did not see; without env it is kept and the same is said."""
+    node.install('agent', environ={'K3S_URL': 'https://s:6443', 'K3S_TOKEN': 't0k'})
+    env_path = '/etc/systemd/system/k3s-agent.service.env'
+    node.write(env_path, text, 0o600)
+    kept = module_ok(k3s_service, {'command': 'agent'})
+    assert node.read(env_path) == text.encode()
+    for key in unseen:
+        assert any(key in w and 'systemd' in w for w in kept['warnings']), kept['warnings']
+    result = module_ok(k3s_service, {'command': 'agent', 'env': env})
+    assert result['changed'], result
+    assert node.read(env_path) == b''.join(b"%s='%s'\n" % (k.encode(), env[k].encode()) for k in sorted(env)), \
+        node.read(env_path)
+    for key in unseen:
+        assert any(key in w and 'written again' in w for w in result['warnings']), result['warnings']
+    again = module_ok(k3s_service, {'command': 'agent', 'env': env})
+    assert not again['changed'] and not again['warnings'], again
+
+
+def test_openrc_env_file_with_export_is_adopted_the_init_script_sources_it(node):
+    node.install('agent', init='openrc', environ={'K3S_URL': 'https://s:6443'})
+    node.write('/sbin/openrc-run', '#!/bin/sh\n', 0o755)
+    path = '/etc/rancher/k3s/k3s-agent.env'
+    node.write(path, "export K3S_URL='https://s:6443'\n", 0o600)
+    before = node.tree()
+    result = module_ok(k3s_service, {'command': 'agent', 'init': 'openrc', 'env': {'K3S_URL': 'https://s:6443'}})
+    assert not result['changed'] and not result['warnings'], result
+    assert node.tree() == before
+
+
+@pytest.mark.parametrize('key', ['K3S URL', 'K3S-URL', '1K3S', 'K3S=URL', 'K3S\nURL', 'K3S_URL\n', '', 'export K3S_URL'])
+def test_env_keys_outside_the_variable_grammar_are_refused(node, key):
+    node.install('server')
+    before = node.tree()
+    msg = module_fail(k3s_service, {'env': {key: 'x'}})
+    assert msg.startswith('env.%s ' % key.encode('unicode_escape').decode()), msg
+    assert 'letters, digits and "_", not starting with a digit' in msg, msg
+    assert node.tree() == before
+
+
+@pytest.mark.parametrize('value', ['https://s:6443\nK3S_TOKEN=planted', 'a\rb', 'a\x00b'])
+def test_env_values_with_a_line_break_are_refused(node, value):
+    node.install('server')
+    before = node.tree()
+    msg = module_fail(k3s_service, {'env': {'K3S_URL': value}})
+    assert msg.startswith('env.K3S_URL holds the control character'), msg
+    assert node.tree() == before
+
+
+# -- family: records that point outside ---------------------------------------------------------------------------
+RECORD = MANIFESTS + '/.baremetal-k3s-manifests-default'
+
+
+@pytest.mark.parametrize('entry', ['../../x.yaml', '../server/token', '/etc/x.yaml', 'sub/x.yaml', '..', '.',
+                                   'x.yaml\n', 'a\x00.yaml', ''])
+@pytest.mark.parametrize('record', ['own', 'other'])
+def test_record_entries_that_point_outside_are_refused_before_anything_is_removed(server, entry, record):
+    """A record lists names inside the directory; one that is not is refused and nothing is removed or written."""
+    server.write('/var/lib/rancher/k3s/x.yaml', 'victim\n')
+    server.write('/etc/x.yaml', 'victim\n')
+    server.write(MANIFESTS + '/mine.yaml', APP)
+    path = RECORD if record == 'own' else MANIFESTS + '/.baremetal-k3s-manifests-other'
+    server.write(path, json.dumps({'set': 'x', 'manifests': {entry: 'sha256:' + '0' * 64}}))
+    before = server.tree()
+    msg = module_fail(k3s_manifests, {'manifests': [{'name': 'app.yaml', 'content': APP}]})
+    assert '%s, the record of the manifests this module placed, lists %r' % (path, entry) in msg, msg
+    assert 'nothing was removed or written' in msg, msg
+    assert server.tree() == before
+
+
+# -- family: rollback's discard (and the backups restore removes) ---------------------------------------------------
+LIVE = '/etc/rancher/k3s/config.yaml.d/50-x.yaml'
+COPY = LIVE + '.4242.2026-11-26@14:10:15~'
+
+
+@pytest.mark.parametrize('mode', ['discard', 'restore'])
+@pytest.mark.parametrize('entry, why', [
+    ({'path': LIVE, 'action': 'modified', 'backup_file': LIVE}, 'is not a backup this collection made of'),
+    ({'path': LIVE, 'action': 'modified', 'backup_file': '/etc/rancher/k3s/config.yaml'}, 'is not a backup this collection'),
+    ({'path': LIVE, 'action': 'modified', 'backup_file': '/etc/passwd'}, 'is not a backup this collection made of'),
+    ({'path': LIVE, 'action': 'modified', 'backup_file': '/etc/rancher/k3s/config.yaml.4242.2026-11-26@14:10:15~'},
+     'is not a backup this collection made of'),
+    ({'path': LIVE, 'action': 'modified', 'backup_file': COPY + '\n'}, 'is not a backup this collection made of'),
+    ({'path': LIVE, 'action': 'modified', 'backup_file': COPY + '.bak'}, 'is not a backup this collection made of'),
+    ({'path': LIVE, 'action': 'modified', 'backup_file': '/etc/rancher/k3s/config.yaml.d/../config.yaml.d/'
+      '50-x.yaml.4242.2026-11-26@14:10:15~'}, 'is not an absolute, normalized path'),
+    ({'path': LIVE, 'action': 'modified', 'backup_file': '50-x.yaml.4242.2026-11-26@14:10:15~'},
+     "files[0].backup_file '50-x.yaml.4242.2026-11-26@14:10:15~' is not an absolute"),
+    ({'path': 'config.yaml.d/50-x.yaml', 'action': 'modified', 'backup_file': COPY},
+     "files[0].path 'config.yaml.d/50-x.yaml' is not an absolute"),
+    ({'path': LIVE, 'action': 'modified', 'backup_file': 'link'}, 'not a regular file'),
+])
+def test_rollback_removes_only_what_looks_like_our_backup_of_that_path(node, mode, entry, why):
+    node.write(LIVE, 'live\n')
+    node.write(COPY, 'copy\n')
+    node.write('/etc/rancher/k3s/config.yaml', 'other\n')
+    node.write('/etc/rancher/k3s/config.yaml.4242.2026-11-26@14:10:15~', 'other copy\n')
+    node.write('/etc/passwd', 'root:x:0:0\n')
+    if entry['backup_file'] == 'link':
+        entry = dict(entry, backup_file=COPY.replace('4242', '4343'))
+        node.symlink('/etc/passwd', entry['backup_file'])
+    before = node.tree()
+    msg = module_fail(rollback, {'files': [entry], 'mode': mode})
+    assert why in msg and 'Traceback' not in msg, msg
+    assert node.tree() == before
+
+
+def test_rollback_backup_another_entry_changed_is_refused(node):
+    other = COPY
+    node.write(LIVE, 'live\n')
+    node.write(other, 'changed by the run too\n')
+    files = [{'path': other, 'action': 'created', 'backup_file': None},
+             {'path': LIVE, 'action': 'modified', 'backup_file': other}]
+    before = node.tree()
+    msg = module_fail(rollback, {'files': files, 'mode': 'discard'})
+    assert 'files[1].backup_file %s is a file the run changed, not a backup' % other in msg, msg
+    assert node.tree() == before
+
+
+@pytest.mark.parametrize('where', [os.path.dirname(LIVE), '/var/backups/baremetal-k3s'])
+def test_rollback_discard_removes_our_backups(node, where):
+    backup = os.path.join(where, os.path.basename(COPY).replace('@14:10:15~', '@14:10:15.2~'))
+    node.write(LIVE, 'live\n')
+    node.write(backup, 'copy\n')
+    result = module_ok(rollback, {'files': [{'path': LIVE, 'action': 'modified', 'backup_file': backup}],
+                                  'mode': 'discard'})
+    assert result['backups_removed'] == [backup] and node.read(LIVE) == b'live\n' and not node.exists(backup)
+
+
+# -- family: links: a directory a module writes into that is a symbolic link to nothing ---------------------------
+LINKS = [
+    (k3s_config_file, {'name': '50-x.yaml', 'values': {'node-label': ['a=b']}}, '/etc/rancher/k3s/config.yaml.d'),
+    (k3s_config_file, {'name': '50-x.yaml', 'values': {'node-label': ['a=b']}}, '/etc/rancher/k3s'),
+    (k3s_manifests, {'manifests': [{'name': 'app.yaml', 'content': APP}]}, MANIFESTS),
+    (k3s_manifests, {'manifests': [{'name': 'app.yaml', 'content': APP}], 'backup': True, 'force': True,
+                     'backup_dir': '/var/backups/bk3s'}, '/var/backups/bk3s'),
+    (node_lease, {'name': 'scheduler_extender', 'timeout': 0}, '/run/baremetal-k3s'),
+    (k3s_service, {'env': {'K3S_URL': 'https://s:6443'}}, '/etc/systemd/system'),
+    (scheduler_config, {'path': '/etc/rancher/k3s/kube-scheduler/config.yaml', 'extender': {'url_prefix': 'http://x:1'},
+                        'kubeconfig': '/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig'},
+     '/etc/rancher/k3s/kube-scheduler'),
+    (k3s_backup, {'backup_dir': '/var/backups/k3s'}, '/var/backups/k3s'),
+]
+
+
+@pytest.mark.parametrize('check_mode', [False, True], ids=['run', 'check'])
+@pytest.mark.parametrize('module, options, link', LINKS,
+                         ids=['%s-%s' % (m.__name__.rsplit('.', 1)[1], link) for m, dummy, link in LINKS])
+def test_a_dangling_link_to_a_directory_is_refused_not_created_through(server, module, options, link, check_mode):
+    server.write('/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig', 'apiVersion: v1\n')
+    server.write('/var/lib/rancher/k3s/server/db/state.db', b'')
+    if module is k3s_manifests and options.get('backup'):
+        server.write(MANIFESTS + '/app.yaml', 'foreign\n')
+    if server.exists(link):
+        os.rename(server.p(link), server.p(link) + '.moved')
+    target = '/srv/unmounted/disk' + link
+    server.symlink(target, link)
+    before = server.tree()
+    msg = module_fail(module, options, check_mode=check_mode)
+    assert link in msg and target in msg and 'does not exist' in msg, msg
+    assert server.tree() == before
+    assert not os.path.lexists(server.p('/srv/unmounted')), 'the link\'s target was created'
