@@ -76,6 +76,7 @@ HASH_SIZE = 32  # etcd appends the sha256 of a snapshot to it
 KINE_TABLE = 'kine'
 # room kept above the estimate: tar headers, the manifest, file system slack
 MARGIN = 1 << 20
+INODES = 5  # a backup's files: the temp directory, the datastore copy, the archive, its checksum, backup_dir itself
 DEFAULT_DATA_DIR = '/var/lib/rancher/k3s'
 DEFAULT_BACKUP_DIR = '/var/backups/k3s'
 
@@ -343,15 +344,34 @@ def plan(view, params, now=None):
         what = 'the datastore copy %s twice - the copy, then the archive - ' % human(db_size)
     where = _nearest_dir(view, backup_dir)
     vfs = view.statvfs(where)
+    # what killed backups left (their temp directories) is removed before this one writes: it counts as free
+    stale = [os.path.join(backup_dir, n) for n in stale_names(view.listdir(backup_dir) or [])]
+    stale_bytes, stale_files = 0, 0
+    for path in stale:
+        if view.isdir(path) and not view.islink(path):
+            size, files = tree_size(view, path)
+            stale_bytes, stale_files = stale_bytes + size, stale_files + files + 1
     free = vfs.f_bavail * vfs.f_frsize if vfs is not None else 0
-    facts.update(needed_bytes=needed, free_bytes=free)
-    if vfs is not None and free < needed:
+    facts.update(needed_bytes=needed, free_bytes=free, stale_temps=stale)
+    reclaimed = (' (%s of it in temp files of an earlier, killed backup, removed first: %s)'
+                 % (human(stale_bytes), ', '.join(stale))) if stale_bytes else ''
+    if vfs is not None and vfs.f_files and vfs.f_favail + stale_files < INODES:
+        raise PlanError('no free inodes for the backup in %s (file system of %s): it has %d of %d inodes left and a backup '
+                        'makes %d files (the temp directory, the datastore copy, the archive, its checksum)%s; the disk '
+                        'may have free bytes, but no file can be created. Nothing was written. Remove files there (df -i '
+                        'shows the inodes), or give backup_dir another file system.'
+                        % (backup_dir, where, vfs.f_favail, vfs.f_files, INODES,
+                           (', counting the %d of temp files of an earlier, killed backup, removed first: %s'
+                            % (stale_files, ', '.join(stale))) if stale_files else ''),
+                        needed_bytes=needed, free_bytes=free)
+    if vfs is not None and free + stale_bytes < needed:
         raise PlanError('not enough free space for the backup in %s (file system of %s): needed %s (%d bytes: %s%sthe '
-                        'token and 1 MiB of slack), free %s (%d bytes). Nothing was written. Free space there (older '
+                        'token and 1 MiB of slack), free %s (%d bytes)%s. Nothing was written. Free space there (older '
                         'archives count: retention removes them only after a new one is written), or give backup_dir '
                         'a larger file system.'
                         % (backup_dir, where, human(needed), needed, what,
-                           ('the storage %s, ' % human(storage_size)) if storage_size else '', human(free), free),
+                           ('the storage %s, ' % human(storage_size)) if storage_size else '', human(free + stale_bytes),
+                           free + stale_bytes, reclaimed),
                         needed_bytes=needed, free_bytes=free)
     if not view.writable(os.path.join(backup_dir, 'x')):
         raise PlanError('%s cannot be written (read-only file system or no permission); run as root (become) or '
@@ -455,13 +475,29 @@ def _storage_filter(info):
     return info
 
 
+def stale_names(names):
+    """The names of temp directories an earlier, killed backup left (``.k3s-backup-<random>.tmp``)."""
+    return sorted(n for n in names if n.startswith(TEMP_PREFIX) and n.endswith(TEMP_SUFFIX))
+
+
 def stale_temps(backup_dir):
     """Temp directories an earlier, killed backup left in ``backup_dir`` (host path)."""
     try:
         names = os.listdir(backup_dir)
     except OSError:
         return []
-    return [os.path.join(backup_dir, n) for n in names if n.startswith(TEMP_PREFIX) and n.endswith(TEMP_SUFFIX)]
+    return [os.path.join(backup_dir, n) for n in stale_names(names)]
+
+
+def _out_of_inodes(path):
+    """Whether the file system of ``path`` (host path) has no inode left for an unprivileged file (statvfs)."""
+    while not os.path.isdir(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)  # a backup_dir this run made is gone again by now
+    try:
+        vfs = os.statvfs(path)
+    except OSError:
+        return False
+    return bool(vfs.f_files) and vfs.f_favail == 0
 
 
 def write_archive(facts, host_path, opener=open):
@@ -487,8 +523,9 @@ def write_archive(facts, host_path, opener=open):
     final = os.path.join(backup_dir, name)
     final_sum = final + '.sha256'
     renamed = []
-    tmp = tempfile.mkdtemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=backup_dir)
+    tmp = None
     try:
+        tmp = tempfile.mkdtemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=backup_dir)
         if facts['datastore'] == 'etcd':
             # the snapshot k3s wrote, checked by the hash etcd appended to it, read from where k3s keeps it
             copy = host_path(facts['snapshot'])
@@ -545,7 +582,8 @@ def write_archive(facts, host_path, opener=open):
                 os.unlink(path)
             except OSError:
                 pass
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         if made:
             try:
                 os.rmdir(backup_dir)
@@ -556,8 +594,12 @@ def write_archive(facts, host_path, opener=open):
         if isinstance(e, (OSError, sqlite3.Error, tarfile.TarError, ValueError)):
             reason = getattr(e, 'strerror', None) or str(e)
             full = getattr(e, 'errno', None) == errno.ENOSPC or 'disk is full' in str(e)
+            # SQLite says "unable to open database file" when it cannot create one: with no inode left, say so
+            inodes = (full or isinstance(e, sqlite3.Error)) and _out_of_inodes(backup_dir)
             raise BackupError('the backup into %s failed: %s.%s Nothing was left behind (the temp files were removed).'
                               % (facts['backup_dir'], reason,
+                                 ' The file system has no free inode left (df -i): no file can be created there, '
+                                 'whatever the free bytes; remove files there or choose another backup_dir.' if inodes else
                                  ' The file system is full: free space there or choose another backup_dir.' if full else ''))
         raise
     shutil.rmtree(tmp, ignore_errors=True)

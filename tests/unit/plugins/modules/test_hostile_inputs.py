@@ -377,3 +377,73 @@ def test_a_dangling_link_to_a_directory_is_refused_not_created_through(server, m
     assert link in msg and target in msg and 'does not exist' in msg, msg
     assert server.tree() == before
     assert not os.path.lexists(server.p('/srv/unmounted')), 'the link\'s target was created'
+
+
+# -- family: space accounting of k3s_backup ------------------------------------------------------------------------
+BDIR = '/var/backups/k3s'
+STALE = BDIR + '/.k3s-backup-killed.tmp'
+
+
+def _sqlite_server(node):
+    import sqlite3  # pylint: disable=import-outside-toplevel
+    node.makedirs('/var/lib/rancher/k3s/server/db')
+    conn = sqlite3.connect(node.p('/var/lib/rancher/k3s/server/db/state.db'))
+    conn.execute('CREATE TABLE kine (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT, value BLOB)')
+    conn.executemany('INSERT INTO kine (name, value) VALUES (?, ?)', [('/registry/x/%d' % i, b'v' * 100) for i in range(30)])
+    conn.commit()
+    conn.close()
+    node.write('/var/lib/rancher/k3s/server/token', 'K10hash::server:pw\n', 0o600)
+
+
+def _filesystem(node, free_bytes, inodes_free=500, inodes=1000, block=4096):
+    node.filesystems['/'] = os.statvfs_result((block, block, 1 << 20, free_bytes // block, free_bytes // block, inodes,
+                                               inodes_free, inodes_free, 0, 255))
+
+
+@pytest.mark.parametrize('stale_mb, free_mb, inodes_free, outcome', [
+    (0, 0, 500, 'not enough free space'),                  # nothing to reclaim: refused, as before
+    (8, 0, 500, 'written'),                                # a killed backup's 8 MiB temp dir is removed first: fits
+    (8, 0, 2, 'written'),                                  # ... and its 3 inodes come back too (2 + 3 = the 5 needed)
+    (8, 0, 1, 'no free inodes'),                           # 1 + 3 is one short
+    (1, 0, 500, 'not enough free space'),                  # reclaimed and still short: refused, the temp named
+    (0, 64, 0, 'no free inodes'),                          # bytes but no inode: said as such
+    (0, 64, 3, 'no free inodes'),                          # fewer inodes than a backup makes
+])
+def test_backup_counts_stale_temps_as_free_and_says_when_inodes_run_out(node, stale_mb, free_mb, inodes_free, outcome):
+    _sqlite_server(node)
+    node.makedirs(BDIR)
+    os.chmod(node.p(BDIR), 0o700)
+    if stale_mb:
+        node.write(STALE + '/state.db', b'\0' * (stale_mb << 20))
+        node.write(STALE + '/k3s-backup-x.tar.gz', b'\0' * 100)
+    _filesystem(node, free_mb << 20, inodes_free=inodes_free)
+    before = node.tree()
+    if outcome == 'written':
+        result = module_ok(k3s_backup, {'backup_dir': BDIR})
+        names = node.listdir(BDIR)
+        assert names == [os.path.basename(result['archive']), os.path.basename(result['archive']) + '.sha256'], names
+        return
+    msg = module_fail(k3s_backup, {'backup_dir': BDIR})
+    assert outcome in msg, msg
+    if outcome == 'no free inodes':
+        assert 'df -i' in msg and 'not enough free space' not in msg, msg
+    if stale_mb:
+        assert STALE in msg, msg
+    assert node.tree() == before
+
+
+def test_backup_out_of_inodes_while_writing_is_said_as_such(node, monkeypatch):
+    """The plan saw inodes; by the time SQLite creates its copy there are none (another writer): the failure says
+    inodes, not SQLite's "unable to open database file"."""
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _backup  # pylint: disable=import-outside-toplevel
+    _sqlite_server(node)
+
+    def no_inode(source, dest):
+        raise _backup.sqlite3.OperationalError('unable to open database file')
+    monkeypatch.setattr(_backup, 'sqlite_copy', no_inode)
+    _filesystem(node, 64 << 20)  # what the plan sees through the node's view: room and inodes
+    real = os.statvfs
+    monkeypatch.setattr(os, 'statvfs', lambda p: os.statvfs_result(real(p)[:5] + (1000, 0, 0) + real(p)[8:]))
+    msg = module_fail(k3s_backup, {'backup_dir': BDIR})
+    assert 'no free inode left' in msg and 'unable to open database file' in msg, msg
+    assert not node.exists(BDIR) or node.listdir(BDIR) == []
