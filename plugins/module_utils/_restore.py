@@ -41,6 +41,8 @@ Pure standard library; no Ansible import.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
 import posixpath
@@ -65,6 +67,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils._backup import Backu
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 ASIDE_INFIX = '.before-restore-'
+NEW_DB_RECORD = 'new-db'  # in a stage directory: device and inode of the staged server/db (see clean_stale)
 FAILED_INFIX = '.failed-restore-'
 STAGE_PREFIX = '.db.restore-'
 STEPS = ('restore', 'rejoin')
@@ -182,9 +185,14 @@ def plan(view, params, now=None, found=None):
     db_dir = os.path.join(server, 'db')
     token = os.path.join(server, 'token')
     stamp = time.strftime(backup.STAMP_FORMAT, time.gmtime(now))
-    aside = db_dir + ASIDE_INFIX + stamp
+    # server/db may be a symbolic link to another disk: the datastore is replaced there, the link stays
+    real_db = view.realpath(db_dir) if view.islink(db_dir) else db_dir
+    if view.islink(db_dir) and not view.isdir(real_db):
+        raise PlanError('%s is a symbolic link to %s, which is not a directory (its disk not mounted?); nothing was '
+                        'changed. Mount it, or fix the link, and run again.' % (db_dir, real_db))
+    aside = real_db + ASIDE_INFIX + stamp
     token_aside = token + ASIDE_INFIX + stamp
-    failed = db_dir + FAILED_INFIX + stamp
+    failed = real_db + FAILED_INFIX + stamp
     taken = (aside, token_aside, failed) if step == 'restore' else ((aside,) if view.lexists(db_dir) else ())
     for path in taken:
         if view.lexists(path):
@@ -195,7 +203,7 @@ def plan(view, params, now=None, found=None):
              'db_aside': '', 'token_aside': '', 'service': service or '', 'node_datastore': node_datastore(view, db_dir),
              'datastore': '', 'rows': 0, 'revision': 0, 'restored': [], 'storage_in_archive': False, 'manifest': {},
              'snapshot': '', 'reset_argv': [], 'reset_seconds': 0.0, 'reset_message': '', 'join_url': ''}
-    facts['_aside'] = {'db': aside, 'token': token_aside, 'failed': failed}
+    facts['_aside'] = {'db': aside, 'token': token_aside, 'failed': failed, 'real_db': real_db}
     command = service_command(view, service, found) if service and info.get('installed') else None
     facts['_command'] = command
     facts['_timeout'] = params.get('timeout') or RESET_TIMEOUT
@@ -310,6 +318,104 @@ def _check_room(facts, server, found):
                           % (facts['data_dir'], backup.human(needed), needed, backup.human(free), free))
 
 
+# -- swapping directories without an instant where server/db is missing ---------------------------------------------
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_SYS_RENAMEAT2 = {'x86_64': 316, 'aarch64': 276, 'ppc64le': 357, 's390x': 347, 'armv7l': 382, 'i686': 353}
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def exchange(a, b):
+    """Swap the names ``a`` and ``b`` in one step (renameat2 with RENAME_EXCHANGE): at every instant each path names
+    one of the two directories. OSError(ENOSYS/EINVAL) where the kernel or the file system cannot."""
+    libc = _libc()
+    fa, fb = os.fsencode(a), os.fsencode(b)
+    if libc is not None and hasattr(libc, 'renameat2'):
+        rc = libc.renameat2(_AT_FDCWD, fa, _AT_FDCWD, fb, _RENAME_EXCHANGE)
+    elif libc is not None and os.uname().machine in _SYS_RENAMEAT2:
+        rc = libc.syscall(_SYS_RENAMEAT2[os.uname().machine], _AT_FDCWD, fa, _AT_FDCWD, fb, _RENAME_EXCHANGE)
+    else:
+        raise OSError(errno.ENOSYS, 'renameat2 is not available')
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), a)
+
+
+def replace_dir(new, current, aside):
+    """``current`` gets the directory ``new``; the one it had goes to ``aside``. With an exchange where the kernel has
+    it (``current`` is never missing); else rename ``current`` aside, then ``new`` in (a short instant without it).
+    Returns the steps that undo it, to be run in reverse order."""
+    try:
+        exchange(new, current)
+    except OSError as e:
+        if e.errno not in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+        os.rename(current, aside)
+        try:
+            os.rename(new, current)
+        except OSError:
+            os.rename(aside, current)
+            raise
+        return [lambda: os.rename(aside, current), lambda: shutil.rmtree(current)]
+    try:
+        os.rename(new, aside)  # the replaced datastore, under its aside name
+    except OSError:
+        exchange(new, current)
+        raise
+    return [lambda: shutil.rmtree(aside), lambda: exchange(aside, current)]
+
+
+def _identity(path):
+    st = os.lstat(path)
+    return '%d %d' % (st.st_dev, st.st_ino)
+
+
+def clean_stale(directories, real_db, now):
+    """Remove what killed restores left in ``directories`` (host paths): their ``.db.restore-*.tmp`` stage (the
+    datastore and token copies) and the token's temp files. A stage whose ``db`` is no longer the directory it staged
+    (a kill after the exchange, before the rename aside) holds the datastore that was replaced: it is moved aside next
+    to ``real_db``, never removed. Returns (removed, kept aside) host paths."""
+    removed, kept = [], []
+    for directory in directories:
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(directory, name)
+            if name.startswith(STAGE_PREFIX) and name.endswith('.tmp') and os.path.isdir(path) and \
+                    not os.path.islink(path):
+                staged = os.path.join(path, 'db')
+                try:
+                    with open(os.path.join(path, NEW_DB_RECORD)) as f:
+                        recorded = f.read().strip()
+                except OSError:
+                    recorded = None
+                if recorded is not None and os.path.isdir(staged) and _identity(staged) != recorded:
+                    aside = real_db + ASIDE_INFIX + time.strftime(backup.STAMP_FORMAT, time.gmtime(now)) + '.killed'
+                    n = 0
+                    while os.path.lexists(aside):
+                        n += 1
+                        aside = '%s.%d' % (aside.rsplit('.killed', 1)[0] + '.killed', n)
+                    os.rename(staged, aside)
+                    kept.append(aside)
+                shutil.rmtree(path)
+                removed.append(path)
+            elif name.startswith('.token.') and name.endswith(backup.TEMP_SUFFIX) and os.path.isfile(path):
+                os.unlink(path)
+                removed.append(path)
+    for directory in directories:
+        if os.path.isdir(directory):
+            backup.fsync_dir(directory)
+    return removed, kept
+
+
 def _extract(tar, info, dest):
     src = tar.extractfile(info)
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -400,7 +506,7 @@ def restore(facts, host_path, check_only=False, run=None, found=None, clock=time
         raise BackupError('sha256 mismatch for %s: expected %s, the file has %s. The archive is damaged or not the one '
                           'the checksum names; nothing was changed.' % (facts['archive'], facts['sha256'], digest))
     server = host_path(os.path.join(facts['data_dir'], 'server'))
-    db_dir = host_path(facts['db_dir'])
+    db_dir = host_path(asides.get('real_db') or facts['db_dir'])  # server/db, or the directory its link points to
     token = os.path.realpath(host_path(facts['token']))
     try:
         tar = tarfile.open(archive, 'r:gz')
@@ -425,10 +531,15 @@ def restore(facts, host_path, check_only=False, run=None, found=None, clock=time
                 facts['reset_argv'] = secrets.hide_argv(_reset_argv(command, facts['snapshot'], 'x'))
             if check_only:  # check mode writes nothing, not even a temp file: the datastore copy is checked when run
                 return facts
-            _check_room(facts, server, found_members)
+            # what a killed restore left (its stage, the token's temp files) goes first: the room check counts it
+            stage_dir = os.path.dirname(db_dir)
+            cleaned, kept = clean_stale(sorted({server, stage_dir, os.path.dirname(token)}), db_dir, time.time())
+            facts['stale_removed'] = [_node(host_path, p) for p in cleaned]
+            facts['stale_kept'] = [_node(host_path, p) for p in kept]
+            _check_room(facts, stage_dir, found_members)
             if not os.path.isdir(server):
                 os.makedirs(server, 0o700)
-            stage = tempfile.mkdtemp(prefix=STAGE_PREFIX, suffix='.tmp', dir=server)
+            stage = tempfile.mkdtemp(prefix=STAGE_PREFIX, suffix='.tmp', dir=stage_dir)
         except (tarfile.TarError, EOFError, zlib.error) as e:
             raise BackupError('%s cannot be read (%s); nothing was changed.' % (facts['archive'], e))
         try:
@@ -449,6 +560,12 @@ def restore(facts, host_path, check_only=False, run=None, found=None, clock=time
                 backup.etcd_snapshot_check(staged_db, '%s in the archive' % member)
             else:
                 facts.update(check_db(staged_db))
+            # which directory this run staged: a later run tells it from the replaced datastore after a kill
+            with open(os.path.join(stage, NEW_DB_RECORD), 'w') as f:
+                f.write(_identity(staged_db_dir) + '\n')
+                f.flush()
+                os.fsync(f.fileno())
+            backup.fsync_dir(stage)
             done = _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides)
         except (OSError, tarfile.TarError, EOFError, zlib.error) as e:
             raise BackupError('restoring %s failed: %s. Nothing was changed.' % (facts['archive'], getattr(e, 'strerror', None) or e))
@@ -528,13 +645,18 @@ def _put_back(facts, done, host_path, asides):
     """Undo a swap after the reset failed: the new server/db kept aside as failed, the previous one and the token
     back. Returns (the failed copy's node path or '', problems)."""
     problems, kept = [], ''
-    db_dir = host_path(facts['db_dir'])
+    db_dir = host_path(asides.get('real_db') or facts['db_dir'])
     token = os.path.realpath(host_path(facts['token']))
     try:
-        if os.path.lexists(db_dir):
+        if facts['db_aside'] and os.path.lexists(db_dir):
+            # the previous datastore back in one step; what the reset wrote kept as failed
+            replace_dir(host_path(facts['db_aside']), db_dir, host_path(asides['failed']))
+            kept = asides['failed']
+            facts['db_aside'] = ''
+        elif os.path.lexists(db_dir):
             os.rename(db_dir, host_path(asides['failed']))
             kept = asides['failed']
-        if facts['db_aside']:
+        elif facts['db_aside']:
             os.rename(host_path(facts['db_aside']), db_dir)
             facts['db_aside'] = ''
     except OSError as e:
@@ -551,6 +673,12 @@ def _put_back(facts, done, host_path, asides):
         problems.append('%s: %s' % (facts['token'], e.strerror or e))
     facts['restored'] = []
     return kept, problems
+
+
+def _node(host_path, path):
+    """The node's path of the host ``path`` (``host_path`` maps the other way)."""
+    root = host_path('/')
+    return path if root in ('', '/') else '/' + os.path.relpath(path, root)
 
 
 def _write_atomic(path, data):
@@ -573,7 +701,7 @@ def rejoin(facts, host_path, check_only=False):
     asides = facts.pop('_aside')
     for key in ('_command', '_tokens', '_timeout'):
         facts.pop(key, None)
-    db_dir = host_path(facts['db_dir'])
+    db_dir = host_path(asides.get('real_db') or facts['db_dir'])  # through a link to another disk: the directory there
     if not os.path.lexists(db_dir):
         return facts
     if check_only:
@@ -584,6 +712,8 @@ def rejoin(facts, host_path, check_only=False):
         raise BackupError('%s already exists; nothing was changed. Run again.' % asides['db'])
     try:
         os.rename(db_dir, aside)
+        if asides.get('real_db', facts['db_dir']) != facts['db_dir']:
+            os.mkdir(db_dir, 0o700)  # server/db stays a link to that disk, to an empty directory k3s joins into
     except OSError as e:
         raise BackupError('moving %s aside failed: %s. Nothing was changed.' % (facts['db_dir'], e.strerror or e))
     backup.fsync_dir(os.path.dirname(db_dir))
@@ -603,11 +733,11 @@ def _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides):
             aside = host_path(asides['db'])
             if os.path.lexists(aside):
                 raise BackupError('%s already exists; nothing was changed. Run again.' % asides['db'])
-            os.rename(db_dir, aside)
-            undo.append(lambda: os.rename(aside, db_dir))
+            undo.extend(replace_dir(staged_db_dir, db_dir, aside))
             facts['db_aside'] = asides['db']
-        os.rename(staged_db_dir, db_dir)
-        undo.append(lambda: shutil.rmtree(db_dir))
+        else:
+            os.rename(staged_db_dir, db_dir)
+            undo.append(lambda: shutil.rmtree(db_dir))
         restored = []
         with open(staged_token, 'rb') as f:
             new_token = f.read()

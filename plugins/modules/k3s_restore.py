@@ -33,6 +33,11 @@ description:
     (never deleted - remove it once the restored server is proven), puts the archive's datastore in as
     C(server/db/state.db) (directory 0700, file 0600; no stale C(-wal)/C(-shm) of the old one), and replaces
     C(server/token) atomically when it differs (the old token kept as C(server/token.before-restore-<time>), 0600).
+  - C(server/db) is never missing - the new directory and the old one trade names in one step (C(renameat2) with
+    C(RENAME_EXCHANGE); only where the kernel or file system lacks it, two renames). A C(server/db) that is a symbolic
+    link to another disk stays that link - the datastore is replaced on that disk, and the previous one is kept aside
+    there. What a killed restore left (its C(.db.restore-*.tmp) stage, the token's temp files) is removed by the next
+    run before it checks the room (RV(stale_removed)).
   - An archive of embedded etcd (C(server/db/snapshots/<file>), checked by the sha256 etcd appends to a snapshot) is
     put in place the same way - the current C(server/db) aside, the snapshot in C(server/db/snapshots/), the token -
     and then restored by k3s itself, as k3s documents it - C(k3s server --cluster-reset
@@ -167,6 +172,20 @@ db_aside:
   returned: always
   type: str
   sample: /var/lib/rancher/k3s/server/db.before-restore-20260125T040000Z
+stale_removed:
+  description: What a killed restore left and this run removed first (its C(.db.restore-*.tmp) stage directory, the
+    token's temp files).
+  returned: when the restore ran (not in check mode, not with O(step=rejoin))
+  type: list
+  elements: str
+  sample: [/var/lib/rancher/k3s/server/.db.restore-x1y2.tmp]
+stale_kept:
+  description: A datastore a restore killed between its two steps had moved out of C(server/db) and not yet aside; moved
+    to C(server/db.before-restore-<time>.killed) instead of being removed.
+  returned: when the restore ran (not in check mode, not with O(step=rejoin))
+  type: list
+  elements: str
+  sample: []
 token_aside:
   description: Where the previous token's bytes were kept; empty when the token did not change or there was none.
   returned: always

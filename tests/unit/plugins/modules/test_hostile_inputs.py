@@ -447,3 +447,119 @@ def test_backup_out_of_inodes_while_writing_is_said_as_such(node, monkeypatch):
     msg = module_fail(k3s_backup, {'backup_dir': BDIR})
     assert 'no free inode left' in msg and 'unable to open database file' in msg, msg
     assert not node.exists(BDIR) or node.listdir(BDIR) == []
+
+
+# -- family: kill and crash windows of k3s_restore ------------------------------------------------------------------
+DB = '/var/lib/rancher/k3s/server/db'
+SERVER = '/var/lib/rancher/k3s/server'
+
+
+def _backed_up(node):
+    _sqlite_server(node)
+    result = module_ok(k3s_backup, {'backup_dir': BDIR})
+    import tarfile  # pylint: disable=import-outside-toplevel
+    with tarfile.open(node.p(result['archive'])) as tar:
+        new = tar.extractfile('server/db/state.db').read()
+    node.write(DB + '/state.db', b'the datastore before the restore')
+    return result['archive'], new
+
+
+@pytest.fixture(name='watched')
+def fixture_watched(node, monkeypatch):
+    """Every rename and exchange k3s_restore makes, with server/db looked at before and after it: [(call, before,
+    after)], each 'old', 'new' or 'missing' (what state.db holds there)."""
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _restore  # pylint: disable=import-outside-toplevel
+    seen = []
+    state = {}
+
+    def look():
+        data = node.read(os.path.join(state.get('db', DB), 'state.db'))
+        if data is None:
+            return 'missing'
+        return 'new' if data == state.get('new') else 'old' if data == b'the datastore before the restore' else 'other'
+
+    def watch(name, fn):
+        def wrapped(*args):
+            before = look()
+            try:
+                return fn(*args)
+            finally:
+                seen.append((name, before, look()))
+        return wrapped
+    monkeypatch.setattr(_restore.os, 'rename', watch('rename', os.rename))  # _restore.os is os: every rename counts
+    monkeypatch.setattr(_restore, 'exchange', watch('exchange', _restore.exchange))
+    return seen, state
+
+
+@pytest.mark.parametrize('kernel', ['exchange', 'no renameat2'])
+def test_restore_never_leaves_server_db_missing(node, watched, monkeypatch, kernel):
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _restore  # pylint: disable=import-outside-toplevel
+    seen, state = watched
+    archive, state['new'] = _backed_up(node)
+    if kernel == 'no renameat2':
+        def enosys(a, b):
+            raise OSError(38, 'Function not implemented')
+        monkeypatch.setattr(_restore, 'exchange', enosys)
+    del seen[:]
+    result = module_ok(k3s_restore, {'archive': archive, 'service': ''})
+    assert node.read(DB + '/state.db') == state['new'] and node.read(result['db_aside'] + '/state.db') == \
+        b'the datastore before the restore'
+    missing = [s for s in seen if 'missing' in s[1:]]
+    if kernel == 'exchange':
+        assert [s[0] for s in seen if s[0] == 'exchange'] == ['exchange'], seen
+        assert not missing, 'server/db was missing around %s' % missing
+    else:  # the documented fallback: two renames, one instant without server/db
+        assert missing == [('rename', 'old', 'missing'), ('rename', 'missing', 'new')], seen
+
+
+@pytest.mark.parametrize('killed_at', ['staged', 'exchanged'])
+def test_next_restore_cleans_what_a_killed_one_left(node, killed_at):
+    """A stage left by a kill holds the datastore copy and the token: the next run removes it. A kill after the
+    exchange left the replaced datastore in the stage: the next run keeps it aside, never removes it."""
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _restore  # pylint: disable=import-outside-toplevel
+    archive, new = _backed_up(node)
+    stage = SERVER + '/.db.restore-killed.tmp'
+    node.write(stage + '/token', 'K10hash::server:pw\n', 0o600)
+    node.write(SERVER + '/.token.abc.tmp', 'K10hash::server:pw\n', 0o600)
+    if killed_at == 'staged':
+        node.write(stage + '/db/state.db', new)
+        with open(node.p(stage + '/' + _restore.NEW_DB_RECORD), 'w') as f:
+            f.write(_restore._identity(node.p(stage + '/db')) + '\n')  # pylint: disable=protected-access
+    else:  # the record names the staged directory, which is now server/db; the stage holds the one it replaced
+        node.makedirs(stage + '/db')
+        with open(node.p(stage + '/' + _restore.NEW_DB_RECORD), 'w') as f:
+            f.write(_restore._identity(node.p(DB)) + '\n')  # pylint: disable=protected-access
+        node.write(stage + '/db/state.db', b'the replaced datastore')
+    result = module_ok(k3s_restore, {'archive': archive, 'service': ''})
+    assert sorted(result['stale_removed']) == sorted([stage, SERVER + '/.token.abc.tmp']), result
+    left = [n for n in node.listdir(SERVER) if n.startswith(('.db.restore-', '.token.'))]
+    assert left == [], left
+    if killed_at == 'exchanged':
+        assert len(result['stale_kept']) == 1 and result['stale_kept'][0].startswith(DB + '.before-restore-'), result
+        assert node.read(result['stale_kept'][0] + '/state.db') == b'the replaced datastore'
+    else:
+        assert result['stale_kept'] == []
+    assert node.read(DB + '/state.db') == new
+
+
+def test_restore_through_a_link_to_another_disk_keeps_the_link(node):
+    archive, new = _backed_up(node)
+    node.makedirs('/mnt/disk2')
+    os.rename(node.p(DB), node.p('/mnt/disk2/k3s-db'))
+    node.symlink('/mnt/disk2/k3s-db', DB)
+    result = module_ok(k3s_restore, {'archive': archive, 'service': ''})
+    assert os.readlink(node.p(DB)) == '/mnt/disk2/k3s-db'
+    assert node.read('/mnt/disk2/k3s-db/state.db') == new
+    assert result['db_aside'].startswith('/mnt/disk2/k3s-db.before-restore-'), result
+    assert node.read(result['db_aside'] + '/state.db') == b'the datastore before the restore'
+    assert [n for n in node.listdir('/mnt/disk2') if n.startswith('.db.restore-')] == []
+
+
+def test_restore_refuses_a_link_to_a_disk_not_mounted(node):
+    archive, dummy = _backed_up(node)
+    os.rename(node.p(DB), node.p(SERVER + '/db.real'))
+    node.symlink('/mnt/disk2/k3s-db', DB)
+    before = node.tree()
+    msg = module_fail(k3s_restore, {'archive': archive, 'service': ''})
+    assert 'is a symbolic link to /mnt/disk2/k3s-db, which is not a directory' in msg, msg
+    assert node.tree() == before
