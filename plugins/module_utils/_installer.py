@@ -328,7 +328,7 @@ def validate_env(env):
     for key, value in env.items():
         option = 'env.%s' % (key.encode('unicode_escape').decode('ascii') if isinstance(key, str) else key)
         _names.check(option, key, _names.ENV_KEY, InstallerError, what='a valid variable name',
-                    hint='systemd and the shell would ignore or refuse it (an environment file line is KEY=value)')
+                     hint='systemd and the shell would ignore or refuse it (an environment file line is KEY=value)')
         if value is None or isinstance(value, (dict, list)):
             raise InstallerError('%s must be a string, not %s.' % (option, 'null' if value is None else type(value).__name__))
         if isinstance(value, bool):

@@ -380,7 +380,8 @@ def apply(module, plan, backup=False, backup_dir=None):
     dangling = dangling_directory_link(os.path.join(backup_dir, 'backup')) if backup and backup_dir else None
     if dangling and plan.changes:
         raise ApplyError('backup_dir: %s is a symbolic link to %s, which does not exist; no backup is written through it. '
-                         'Create the target, or remove the link, then run again; nothing was changed.' % dangling)
+                         'Create the target, or remove the link, then run again; nothing was changed.'
+                         % (dangling[0], dangling[1]))
     backup_dir = host_path(ROOT, backup_dir) if backup_dir else None
     files = []
     done = []
