@@ -34,12 +34,15 @@ import time
 
 import pytest
 
-from ansible_collections.baremetal.k3s.plugins.module_utils import _io, _lock
+from ansible_collections.baremetal.k3s.plugins.module_utils import _backup, _io, _lock, _restore
 from ansible_collections.baremetal.k3s.plugins.modules import (
     k3s_config_file,
+    k3s_backup,
     k3s_manifests,
+    k3s_restore,
     k3s_service,
     k3s_service_arg,
+    k3s_token_file,
     node_lease,
     rollback,
     scheduler_config,
@@ -53,6 +56,8 @@ from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import r
 TRIALS = int(os.environ.get('BAREMETAL_K3S_FAULT_TRIALS', '100'))
 SEED = int(os.environ.get('BAREMETAL_K3S_FAULT_SEED', str(int(time.time()))))
 IO_FILE = os.path.realpath(_io.__file__).replace('.pyc', '.py')
+BACKUP_FILE = os.path.realpath(_backup.__file__).replace('.pyc', '.py')
+RESTORE_FILE = os.path.realpath(_restore.__file__).replace('.pyc', '.py')
 SCHED = '--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml'
 OWN_CONFIG = '/etc/rancher/k3s/config.yaml.d/99-baremetal-k3s-scheduler.yaml'
 
@@ -68,8 +73,9 @@ def _node(root):
     return FakeNode(root, _Monkey())
 
 
-def _run(module, args, kill_at=None, counter=None):
-    """Run ``module.main()``; with ``kill_at`` SIGKILL this process at that line of _io.py."""
+def _run(module, args, kill_at=None, counter=None, traced=(IO_FILE,)):
+    """Run ``module.main()``; with ``kill_at`` SIGKILL this process at that line of the write path (the lines of
+    ``traced``: _io.py, or the module_utils of a module that writes without it)."""
     if kill_at is not None or counter is not None:
         seen = [0]
         ours = {}
@@ -77,7 +83,7 @@ def _run(module, args, kill_at=None, counter=None):
         def tracer(frame, event, arg):
             name = frame.f_code.co_filename
             if name not in ours:
-                ours[name] = os.path.realpath(name) == IO_FILE
+                ours[name] = os.path.realpath(name).replace('.pyc', '.py') in traced
             if not ours[name]:
                 return None
             if event == 'line':
@@ -290,7 +296,25 @@ def _rollback(node):
     return rollback, {'files': result['files']}, [unit]
 
 
+def _rollback_discard(node):
+    unit = node.install()
+    failed, result = _run(k3s_service_arg, {'arg': SCHED, 'method': 'unit', 'backup': True})
+    assert not failed, result
+    backup = unit + '.1.2026-01-01@00:00:00~'  # one name in every trial (the pid and time in it differ)
+    os.rename(node.p(result['files'][0]['backup_file']), node.p(backup))
+    files = [dict(result['files'][0], backup_file=backup)]
+    return rollback, {'files': files, 'mode': 'discard'}, [unit, backup]
+
+
+def _token_file(node):
+    node.write('/var/lib/rancher/k3s/server/token', 'K10abc::server:old\n', 0o600)
+    return k3s_token_file, {'path': '/etc/rancher/k3s/cluster-token', 'token': 'K10abc::server:new'}, \
+        ['/etc/rancher/k3s/cluster-token']
+
+
 CASES = {
+    'rollback/discard': _rollback_discard,
+    'k3s_token_file': _token_file,
     'k3s_service_arg/config': _service_arg_config,
     'k3s_service_arg/unit': _service_arg_unit,
     'k3s_service_arg/absent': _service_arg_absent,
@@ -537,3 +561,216 @@ def test_two_runs_at_once_lose_nothing(tmp_path, case):
             assert not failed, result
             assert result['changed'] is True
         assert check(node), '%s round %d: a change was lost' % (case, n)
+
+
+# -- k3s_backup and k3s_restore: they write without _io (an archive is streamed; a datastore directory swapped) --------
+# The same kills, at random lines of their own module_utils (and _io's locks). A backup leaves no archive under its
+# final name that is not whole (its checksum, when there, matches it); a restore leaves server/db holding the old or
+# the new datastore, never missing, never a mix; the next run completes and leaves no temp file of either behind.
+DATA = '/var/lib/rancher/k3s'
+DB_DIR = DATA + '/server/db'
+TOKEN = DATA + '/server/token'
+BACKUP_DIR = '/var/backups/k3s'
+OLD_DB = b'the datastore before the restore'
+OLD_TOKEN = b'K10old::server:before\n'
+
+
+def _sqlite_server(node):
+    import sqlite3  # pylint: disable=import-outside-toplevel
+    node.makedirs(DB_DIR)
+    conn = sqlite3.connect(node.p(DB_DIR + '/state.db'))
+    conn.execute('CREATE TABLE kine (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT, value BLOB)')
+    conn.executemany('INSERT INTO kine (name, value) VALUES (?, ?)', [('/registry/x/%d' % i, b'v' * 200) for i in range(50)])
+    conn.commit()
+    conn.close()
+    node.write(TOKEN, 'K10hash::server:pw\n', 0o600)
+
+
+class _Clock:
+    """time.time for one module run: a second of its own, so that archive and aside names never meet."""
+
+    def __init__(self, when):
+        self.when = when
+        self.real = time.time
+
+    def __enter__(self):
+        time.time = lambda: self.when
+        return self
+
+    def __exit__(self, *exc):
+        time.time = self.real
+
+
+def _backup_archives(node):
+    """{archive name: (whole, checksum state)} of the backup directory: whole when it reads as a tar.gz with its
+    manifest; the checksum 'ok', 'none' or 'mismatch'."""
+    import hashlib  # pylint: disable=import-outside-toplevel
+    import tarfile  # pylint: disable=import-outside-toplevel
+    out = {}
+    names = node.listdir(BACKUP_DIR) if node.exists(BACKUP_DIR) else []
+    for name in names:
+        if not _backup.ARCHIVE_RE.fullmatch(name):
+            continue
+        try:
+            with tarfile.open(node.p(BACKUP_DIR + '/' + name)) as tar:
+                whole = _backup.MANIFEST in tar.getnames() and tar.extractfile(_backup.DB_MEMBER).read() != b''
+        except (tarfile.TarError, EOFError, OSError, KeyError):
+            whole = False
+        total = node.read(BACKUP_DIR + '/' + name + '.sha256')
+        digest = hashlib.sha256(node.read(BACKUP_DIR + '/' + name)).hexdigest()
+        out[name] = (whole, 'none' if total is None else 'ok' if _backup.parse_sha256(total.decode()) == digest
+                     else 'mismatch')
+    return out
+
+
+def _temps(node, directory, prefixes):
+    host = node.p(directory)
+    return sorted(n for n in (os.listdir(host) if os.path.isdir(host) else []) if n.startswith(prefixes))
+
+
+def test_backup_killed_at_random_points(tmp_path):
+    rng = random.Random('%s-k3s_backup' % SEED)
+    ref = _node(tmp_path / 'ref')
+    _sqlite_server(ref)
+    counter = [0]
+    with _Clock(1_800_000_000):
+        failed, result = _run(k3s_backup, {'backup_dir': BACKUP_DIR}, counter=counter, traced=(BACKUP_FILE, IO_FILE))
+    assert not failed, result
+    total = counter[0]
+    outcomes = {'no archive': 0, 'archive without checksum': 0, 'archive': 0}
+    for trial in range(TRIALS):
+        node = _node(tmp_path / ('t%d' % trial))
+        _sqlite_server(node)
+        kill_at = rng.randint(1, total)
+
+        def killed():
+            with _Clock(1_800_000_000):
+                return _run(k3s_backup, {'backup_dir': BACKUP_DIR}, kill_at=kill_at, traced=(BACKUP_FILE, IO_FILE))
+        status, dummy = _wait(*_child(killed))
+        where = 'k3s_backup trial %d (seed %s, killed at line %d of %d)' % (trial, SEED, kill_at, total)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, where + ': not killed'
+        archives = _backup_archives(node)
+        torn = [n for n, (whole, checksum) in archives.items() if not whole or checksum == 'mismatch']
+        assert torn == [], '%s: torn archive %s' % (where, archives)
+        outcomes['no archive' if not archives else 'archive without checksum'
+                 if any(c == 'none' for dummy2, c in archives.values()) else 'archive'] += 1
+        with _Clock(1_800_000_100):
+            failed, result = _run(k3s_backup, {'backup_dir': BACKUP_DIR})
+        assert not failed, '%s: the next run failed: %s' % (where, result)
+        assert _backup_archives(node)[os.path.basename(result['archive'])] == (True, 'ok')
+        assert _temps(node, BACKUP_DIR, (_backup.TEMP_PREFIX,)) == [], '%s: temp files left' % where
+        assert _lock_files(node, [DB_DIR, BACKUP_DIR]) == [], '%s: lock files left' % where
+    print('k3s_backup: %d kills over %d lines of the write path (seed %s): %s; 0 torn, 0 temp files after the next run'
+          % (TRIALS, total, SEED, outcomes))
+
+
+def _restore_node(node):
+    """A server with an archive of its datastore, then a datastore and a token that differ from the archive's."""
+    _sqlite_server(node)
+    with _Clock(1_700_000_000):
+        failed, result = _run(k3s_backup, {'backup_dir': BACKUP_DIR})
+    assert not failed, result
+    new_db = _restore_new_db(node, result['archive'])
+    node.write(DB_DIR + '/state.db', OLD_DB)
+    node.write(TOKEN, OLD_TOKEN, 0o600)
+    return {'archive': result['archive'], 'service': ''}, new_db
+
+
+def _restore_new_db(node, archive):
+    import tarfile  # pylint: disable=import-outside-toplevel
+    with tarfile.open(node.p(archive)) as tar:
+        return tar.extractfile(_backup.DB_MEMBER).read()
+
+
+def _datastore(node, new_db):
+    """What server/db holds: 'old', 'new', 'missing' (no server/db, or no state.db in it) or 'torn'."""
+    if not os.path.isdir(node.p(DB_DIR)):
+        return 'missing'
+    data = node.read(DB_DIR + '/state.db')
+    return 'missing' if data is None else 'old' if data == OLD_DB else 'new' if data == new_db else 'torn'
+
+
+def test_restore_killed_at_random_points(tmp_path):
+    rng = random.Random('%s-k3s_restore' % SEED)
+    ref = _node(tmp_path / 'ref')
+    args, new_db = _restore_node(ref)
+    counter = [0]
+    with _Clock(1_800_000_000):
+        failed, result = _run(k3s_restore, args, counter=counter, traced=(RESTORE_FILE, IO_FILE))
+    assert not failed, result
+    assert _datastore(ref, new_db) == 'new'
+    new_token = ref.read(TOKEN)
+    total = counter[0]
+    outcomes = {'old': 0, 'new': 0}
+    kept = 0
+    for trial in range(TRIALS):
+        node = _node(tmp_path / ('t%d' % trial))
+        args, new_db = _restore_node(node)
+        kill_at = rng.randint(1, total)
+
+        def killed():
+            with _Clock(1_800_000_000):
+                return _run(k3s_restore, args, kill_at=kill_at, traced=(RESTORE_FILE, IO_FILE))
+        status, dummy = _wait(*_child(killed))
+        where = 'k3s_restore trial %d (seed %s, killed at line %d of %d)' % (trial, SEED, kill_at, total)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, where + ': not killed'
+        state = _datastore(node, new_db)
+        assert state in ('old', 'new'), '%s: server/db is %s' % (where, state)
+        assert node.read(TOKEN) in (OLD_TOKEN, new_token), '%s: the token is %r' % (where, node.read(TOKEN))
+        outcomes[state] += 1
+        with _Clock(1_800_000_100):
+            failed, result = _run(k3s_restore, args)
+        assert not failed, '%s: the next run failed: %s' % (where, result)
+        kept += len(result['stale_kept'])
+        assert _datastore(node, new_db) == 'new' and node.read(TOKEN) == new_token, where
+        assert _temps(node, DATA + '/server', (_restore.STAGE_PREFIX, '.token.')) == [], '%s: temp files left' % where
+        asides = _temps(node, DATA + '/server', ('db' + _restore.ASIDE_INFIX,))
+        assert any(node.read('%s/server/%s/state.db' % (DATA, a)) == OLD_DB for a in asides), \
+            '%s: the datastore before the restore is nowhere (%s)' % (where, asides)
+        assert _lock_files(node, [DB_DIR, TOKEN]) == [], '%s: lock files left' % where
+    print('k3s_restore: %d kills over %d lines of the write path (seed %s): %d left the old datastore, %d the new, %d a '
+          'replaced one in the stage (kept aside by the next run); 0 missing or torn, 0 temp files after the next run'
+          % (TRIALS, total, SEED, outcomes['old'], outcomes['new'], kept))
+
+
+def test_restore_holds_each_step_open_and_server_db_is_never_missing(tmp_path):
+    """The restore runs in a child that stops before every line of _restore.py (so before and after each rename and
+    exchange) until the parent has looked at server/db: it must hold the old or the new datastore every time."""
+    node = _node(tmp_path / 'n')
+    args, new_db = _restore_node(node)
+    to_parent, from_child = os.pipe()
+    to_child, from_parent = os.pipe()
+
+    def held():
+        os.close(to_parent)
+        os.close(from_parent)
+
+        def tracer(frame, event, arg):
+            if os.path.realpath(frame.f_code.co_filename).replace('.pyc', '.py') != RESTORE_FILE:
+                return None
+            if event == 'line':
+                os.write(from_child, b'.')
+                os.read(to_child, 1)
+            return tracer
+        sys.settrace(tracer)
+        try:
+            with _Clock(1_800_000_000):
+                return run_module(k3s_restore, args)
+        finally:
+            sys.settrace(None)
+            os.close(from_child)
+
+    pid, r = _child(held)
+    os.close(from_child)
+    os.close(to_child)
+    looks, seen = 0, set()
+    while os.read(to_parent, 1):
+        state = _datastore(node, new_db)
+        assert state in ('old', 'new'), 'at step %d server/db is %s' % (looks, state)
+        seen.add(state)
+        looks += 1
+        os.write(from_parent, b'.')
+    status, outcome = _wait(pid, r)
+    assert outcome is not None and not outcome[0], (status, outcome)
+    assert seen == {'old', 'new'} and _datastore(node, new_db) == 'new', (seen, looks)
+    print('k3s_restore held at %d steps: server/db never missing' % looks)
