@@ -46,12 +46,12 @@ for r in "$BK3S_ROOT"/roles/*/; do
 done
 echo "ansible-doc: $documented modules and every role documented"
 
-fingerprint() {  # NODE OUT: sha256 of every file the collection may touch
-  docker cp extensions/molecule/shared/fingerprint.py "$1:/var/tmp/bk3s-fingerprint.py"
-  docker exec "$1" python3 /var/tmp/bk3s-fingerprint.py /var/tmp/fp.json
-  docker exec "$1" cat /var/tmp/fp.json >"$2"
-}
-for s in "${servers[@]}"; do fingerprint "$s" "$work/$s.before.json"; done
+# Every file, directory and symlink the collection may touch (fingerprint.py's roots), recorded on
+# each server before the install and compared after the uninstall.
+for s in "${servers[@]}"; do
+  docker cp extensions/molecule/shared/fingerprint.py "$s:/var/tmp/bk3s-fingerprint.py"
+  docker exec "$s" python3 /var/tmp/bk3s-fingerprint.py record /var/tmp/bk3s-before.json || fail "$s: fingerprint"
+done
 
 demo install -e scheduler_extender_serial=2 | tee "$work/install.log"
 demo status -e "status_json=$work/status.json" | tee "$work/status.log"
@@ -102,13 +102,11 @@ echo "nodes: no Python package beyond PyYAML"
 
 demo uninstall | tee "$work/uninstall.log"
 for s in "${servers[@]}"; do
-  fingerprint "$s" "$work/$s.after.json"
-  cmp -s "$work/$s.before.json" "$work/$s.after.json" || {
-    diff "$work/$s.before.json" "$work/$s.after.json" >&2 || true
-    fail "$s: files differ after uninstall"
-  }
+  differences=$(docker exec "$s" python3 /var/tmp/bk3s-fingerprint.py compare /var/tmp/bk3s-before.json \
+    /var/tmp/bk3s-after.json) || fail "$s: fingerprint compare"
+  [ "$differences" = '{"differences": []}' ] || fail "$s: files differ after uninstall: $differences"
 done
-echo "uninstall: every file byte-identical on ${#servers[@]} servers"
+echo "uninstall: every file, directory and symlink as the installer left it on ${#servers[@]} servers"
 
 bk3s_log "day 2 by FQCN: a user by CSR (keys on this controller, community.crypto), a backup"
 rm -rf "$work/kube"

@@ -86,9 +86,11 @@ def record(roots, paths):
     """{'roots': [...], 'paths': [...], 'entries': {path: entry or None}} of the node now."""
     roots = sorted(set(roots))
     entries, walked = {}, set()
-    for root in roots:
+    # /lib is /usr/lib on a merged-/usr system: walk such a directory once, under its real name
+    # (the name with no symlink in it: the one a test looks up), whichever order the roots come in.
+    for root in sorted(roots, key=lambda r: (os.path.realpath(r) != r, r)):
         real = os.path.realpath(root)
-        if real in walked:  # /lib is /usr/lib on a merged-/usr system: walk it once, under the first name
+        if real in walked:
             continue
         walked.add(real)
         for path in walk(root):
