@@ -14,12 +14,13 @@ retention removes. Bad input, a missing datastore or token, and too little free 
 PlanError: nothing has been written then.
 
 The archive itself does not fit ``Plan``/``Change`` (whole file contents in memory; a datastore
-is MBs to GBs), so :func:`write_archive` writes it by the same rules as ``_io``: everything goes
-into a temp directory inside the backup directory (``.k3s-backup-*.tmp``), the archive and its
-``.sha256`` are fsynced and renamed into place, mode 0600 in a 0700 directory; any failure
-(ENOSPC...) removes the temp directory and whatever was renamed already, so no half-written
-archive is ever left. Retention runs only after both files are in place, and removes only this
-host's archives (:data:`ARCHIVE_RE`) and their ``.sha256`` files.
+is MBs to GBs), so :func:`write_archive` streams it through ``_io.stream_file``: under the lock
+of the backup directory, into a temp directory inside it (``.k3s-backup-*.tmp``,
+``_io.temp_dir``), the archive and its ``.sha256`` fsynced and renamed into place, mode 0600 in
+a 0700 directory; any failure (ENOSPC...) removes the temp directory and puts back whatever was
+renamed already (``_io.Written``), so no half-written archive is ever left. Retention runs only
+after both files are in place, and removes only this host's archives (:data:`ARCHIVE_RE`) and
+their ``.sha256`` files.
 
 The datastore is copied with SQLite's online backup API (``sqlite3.Connection.backup``) in one
 step: SQLite holds a read transaction on the source for the whole copy, so the copy is the
@@ -47,13 +48,12 @@ import shutil
 import sqlite3
 import stat
 import tarfile
-import tempfile
 import time
 import zipfile
 
 from urllib.parse import quote
 
-from ansible_collections.baremetal.k3s.plugins.module_utils import _names
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io, _names
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 FORMAT = 1
@@ -245,9 +245,8 @@ def human(size):
     return '%d B' % size  # pragma: no cover
 
 
-def plan(view, params, now=None):
-    """What a backup of ``params`` writes and removes; a Plan with facts only. PlanError on a refusal."""
-    now = time.time() if now is None else now
+def _params(view, params):
+    """(data_dir, backup_dir, keep, host) of ``params``, checked; PlanError for bad input."""
     data_dir = params.get('data_dir') or DEFAULT_DATA_DIR
     backup_dir = params.get('backup_dir') or DEFAULT_BACKUP_DIR
     keep = params.get('keep')
@@ -257,13 +256,16 @@ def plan(view, params, now=None):
         raise PlanError('host %r holds the control character %s: it names the archive (k3s-backup-<host>-<time>.tar.gz). '
                         'Give a host name of letters, digits, ".", "_" and "-" (others become "_").'
                         % (params['host'], _names.control_character(params['host'])))
-    include_storage = bool(params.get('include_storage'))
     for name, value in (('data_dir', data_dir), ('backup_dir', backup_dir)):
         if not os.path.isabs(value):
             raise PlanError('%s must be an absolute path, got %r.' % (name, value))
-    data_dir, backup_dir = os.path.normpath(data_dir), os.path.normpath(backup_dir)
     if keep < 1:
         raise PlanError('keep must be 1 or more (the archive this run writes counts), got %d.' % keep)
+    return os.path.normpath(data_dir), os.path.normpath(backup_dir), keep, host
+
+
+def _check_places(view, data_dir, backup_dir):
+    """PlanError for a data directory that is not there, or a backup directory that cannot take archives."""
     if not view.isdir(data_dir):
         raise PlanError('%s does not exist: no k3s data directory there. Give data_dir the --data-dir k3s runs with '
                         '(k3s_info returns it as data_dir).' % data_dir)
@@ -283,10 +285,12 @@ def plan(view, params, now=None):
                             % (probe, os.readlink(view.host_path(probe))))
         probe = os.path.dirname(probe)
 
+
+def _datastore(view, data_dir):
+    """(``etcd`` or ``sqlite``, server/db, state.db, token) of the server; PlanError without a datastore or token."""
     db_dir = os.path.join(data_dir, 'server', 'db')
     state_db = os.path.join(db_dir, 'state.db')
     token = os.path.join(data_dir, 'server', 'token')
-    storage = os.path.join(data_dir, 'storage')
     if view.isdir(os.path.join(db_dir, 'etcd')):
         datastore = 'etcd'
     elif view.isfile(state_db):
@@ -298,61 +302,75 @@ def plan(view, params, now=None):
     if not view.isfile(token):
         raise PlanError('%s is missing: without the token a restored datastore cannot be decrypted (its bootstrap data '
                         'is encrypted with it). Is %s the data directory of a k3s server?' % (token, data_dir))
+    return datastore, db_dir, state_db, token
 
-    facts = {'data_dir': data_dir, 'backup_dir': backup_dir, 'datastore': datastore, 'host': host, 'keep': keep,
-             'removed': [], 'contents': [], 'rows': 0, 'revision': 0, 'integrity': '', 'size': 0, 'sha256': '',
-             'archive': '', 'sha256_file': '', 'needed_bytes': 0, 'free_bytes': 0, 'snapshot_argv': [],
-             'storage_files': 0}
-    token_size = view.stat(token).st_size
+
+def _etcd_needs(view, params, facts, db_dir, backup_dir):
+    """(contents, bytes needed in backup_dir, what they are) of an etcd snapshot; the snapshot's facts set.
+
+    k3s writes the snapshot (about as big as etcd's database) into its snapshot directory; the archive then reads it
+    from there: no temp copy in backup_dir. PlanError when the snapshot directory's own file system cannot hold it.
+    """
+    snapshot_dir = os.path.normpath(params.get('snapshot_dir') or os.path.join(db_dir, 'snapshots'))
+    if not os.path.isabs(snapshot_dir):
+        raise PlanError('snapshot_dir must be an absolute path, got %r.' % params.get('snapshot_dir'))
+    etcd_db = os.path.join(db_dir, 'etcd', 'member', 'snap', 'db')
+    db_size = view.stat(etcd_db).st_size if view.isfile(etcd_db) else 0
+    name = 'k3s-backup-%s' % safe_host(facts['host'])
+    facts.update(snapshot_name=name, snapshot_dir=snapshot_dir, snapshot='',
+                 snapshot_argv=etcd_snapshot_argv(params.get('k3s_binary') or '/usr/local/bin/k3s', facts['data_dir'],
+                                                  name))
+    needed = db_size + view.stat(facts['token']).st_size + MARGIN
+    snap_fs = _nearest_dir(view, snapshot_dir)
+    snap_vfs = view.statvfs(snap_fs)
+    same_fs = _same_fs(view, snap_fs, _nearest_dir(view, backup_dir))
+    snap_needed = db_size + MARGIN
+    if same_fs:
+        needed += snap_needed
+    elif snap_vfs is not None and snap_vfs.f_bavail * snap_vfs.f_frsize < snap_needed:
+        free = snap_vfs.f_bavail * snap_vfs.f_frsize
+        raise PlanError('not enough free space for the etcd snapshot in %s (file system of %s): needed %s (%d bytes: '
+                        'etcd\'s database %s and 1 MiB of slack), free %s (%d bytes). Nothing was written. Free space '
+                        'there (k3s etcd-snapshot delete removes older snapshots).'
+                        % (snapshot_dir, snap_fs, human(snap_needed), snap_needed, human(db_size), human(free), free),
+                        needed_bytes=snap_needed, free_bytes=free)
+    what = (('the etcd snapshot %s twice - the snapshot, then the archive - ' if same_fs
+             else 'the etcd snapshot %s in the archive, ') % human(db_size))
+    return [SNAPSHOT_MEMBER_DIR + '/', TOKEN_MEMBER], needed, what
+
+
+def _sqlite_needs(view, params, facts):
+    """(contents, bytes needed in backup_dir, what they are, storage bytes) of a SQLite datastore (and storage)."""
+    state_db, storage = facts['state_db'], facts['storage']
+    db_size = sum((view.stat(p).st_size if view.isfile(p) else 0) for p in (state_db, state_db + '-wal'))
+    contents = [DB_MEMBER, TOKEN_MEMBER]
     storage_size = 0
-    if datastore == 'etcd':
-        # k3s writes the snapshot (about as big as etcd's database) into its snapshot directory; the archive
-        # then reads it from there: no temp copy in backup_dir
-        snapshot_dir = os.path.normpath(params.get('snapshot_dir') or os.path.join(db_dir, 'snapshots'))
-        if not os.path.isabs(snapshot_dir):
-            raise PlanError('snapshot_dir must be an absolute path, got %r.' % params.get('snapshot_dir'))
-        etcd_db = os.path.join(db_dir, 'etcd', 'member', 'snap', 'db')
-        db_size = view.stat(etcd_db).st_size if view.isfile(etcd_db) else 0
-        name = 'k3s-backup-%s' % safe_host(host)
-        facts.update(snapshot_name=name, snapshot_dir=snapshot_dir, snapshot='',
-                     snapshot_argv=etcd_snapshot_argv(params.get('k3s_binary') or '/usr/local/bin/k3s', data_dir, name))
-        contents = [SNAPSHOT_MEMBER_DIR + '/', TOKEN_MEMBER]
-        needed = db_size + token_size + MARGIN
-        snap_fs = _nearest_dir(view, snapshot_dir)
-        snap_vfs = view.statvfs(snap_fs)
-        same_fs = _same_fs(view, snap_fs, _nearest_dir(view, backup_dir))
-        snap_needed = db_size + MARGIN
-        if same_fs:
-            needed += snap_needed
-        elif snap_vfs is not None and snap_vfs.f_bavail * snap_vfs.f_frsize < snap_needed:
-            free = snap_vfs.f_bavail * snap_vfs.f_frsize
-            raise PlanError('not enough free space for the etcd snapshot in %s (file system of %s): needed %s (%d bytes: '
-                            'etcd\'s database %s and 1 MiB of slack), free %s (%d bytes). Nothing was written. Free space '
-                            'there (k3s etcd-snapshot delete removes older snapshots).'
-                            % (snapshot_dir, snap_fs, human(snap_needed), snap_needed, human(db_size), human(free), free),
-                            needed_bytes=snap_needed, free_bytes=free)
-        what = (('the etcd snapshot %s twice - the snapshot, then the archive - ' if same_fs
-                 else 'the etcd snapshot %s in the archive, ') % human(db_size))
-    else:
-        db_size = sum((view.stat(p).st_size if view.isfile(p) else 0) for p in (state_db, state_db + '-wal'))
-        contents = [DB_MEMBER, TOKEN_MEMBER]
-        if include_storage and view.isdir(storage):
-            storage_size, facts['storage_files'] = tree_size(view, storage)
-            contents.append(STORAGE_MEMBER + '/')
-        # the copy of the datastore (temp) and the archive (compressed, at most about as big as what goes in)
-        needed = 2 * db_size + token_size + storage_size + MARGIN
-        what = 'the datastore copy %s twice - the copy, then the archive - ' % human(db_size)
-    where = _nearest_dir(view, backup_dir)
-    vfs = view.statvfs(where)
-    # what killed backups left (their temp directories) is removed before this one writes: it counts as free
-    stale = [os.path.join(backup_dir, n) for n in stale_names(view.listdir(backup_dir) or [])]
+    if params.get('include_storage') and view.isdir(storage):
+        storage_size, facts['storage_files'] = tree_size(view, storage)
+        contents.append(STORAGE_MEMBER + '/')
+    # the copy of the datastore (temp) and the archive (compressed, at most about as big as what goes in)
+    needed = 2 * db_size + view.stat(facts['token']).st_size + storage_size + MARGIN
+    return contents, needed, 'the datastore copy %s twice - the copy, then the archive - ' % human(db_size), storage_size
+
+
+def _stale(view, backup_dir):
+    """(paths, bytes, files) of the temp directories killed backups left in backup_dir: removed before this one
+    writes, so they count as free."""
+    stale = [os.path.join(backup_dir, n) for n in _io.temp_names(view.listdir(backup_dir) or [], TEMP_PREFIX)]
     stale_bytes, stale_files = 0, 0
     for path in stale:
         if view.isdir(path) and not view.islink(path):
             size, files = tree_size(view, path)
             stale_bytes, stale_files = stale_bytes + size, stale_files + files + 1
+    return stale, stale_bytes, stale_files
+
+
+def _check_room(view, backup_dir, needed, what, storage_size):
+    """PlanError when backup_dir's file system has too few free inodes or bytes; (needed, free) facts otherwise."""
+    where = _nearest_dir(view, backup_dir)
+    vfs = view.statvfs(where)
+    stale, stale_bytes, stale_files = _stale(view, backup_dir)
     free = vfs.f_bavail * vfs.f_frsize if vfs is not None else 0
-    facts.update(needed_bytes=needed, free_bytes=free, stale_temps=stale)
     reclaimed = (' (%s of it in temp files of an earlier, killed backup, removed first: %s)'
                  % (human(stale_bytes), ', '.join(stale))) if stale_bytes else ''
     if vfs is not None and vfs.f_files and vfs.f_favail + stale_files < INODES:
@@ -373,10 +391,15 @@ def plan(view, params, now=None):
                            ('the storage %s, ' % human(storage_size)) if storage_size else '', human(free + stale_bytes),
                            free + stale_bytes, reclaimed),
                         needed_bytes=needed, free_bytes=free)
+    return {'needed_bytes': needed, 'free_bytes': free, 'stale_temps': stale}
+
+
+def _archive_facts(view, facts, now):
+    """The archive's name and the older ones retention removes; (facts, warnings). PlanError when the name is taken."""
+    backup_dir, host = facts['backup_dir'], facts['host']
     if not view.writable(os.path.join(backup_dir, 'x')):
         raise PlanError('%s cannot be written (read-only file system or no permission); run as root (become) or '
                         'choose another backup_dir.' % backup_dir)
-
     warnings = []
     mode = view.mode(backup_dir)
     if mode is not None and mode & 0o077:
@@ -386,11 +409,32 @@ def plan(view, params, now=None):
     existing = own_archives(view.listdir(backup_dir) or [], host)
     if name in existing:
         raise PlanError('%s already exists in %s (a backup within the same second); run again.' % (name, backup_dir))
-    removed = retention(existing, name, keep)
+    removed = retention(existing, name, facts['keep'])
     facts.update(archive=os.path.join(backup_dir, name), sha256_file=os.path.join(backup_dir, name + '.sha256'),
-                 contents=contents, removed=[os.path.join(backup_dir, n) for n in removed],
-                 state_db=state_db, token=token, storage=storage if STORAGE_MEMBER + '/' in contents else '',
+                 removed=[os.path.join(backup_dir, n) for n in removed],
                  created=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)))
+    return facts, warnings
+
+
+def plan(view, params, now=None):
+    """What a backup of ``params`` writes and removes; a Plan with facts only. PlanError on a refusal."""
+    now = time.time() if now is None else now
+    data_dir, backup_dir, keep, host = _params(view, params)
+    _check_places(view, data_dir, backup_dir)
+    datastore, db_dir, state_db, token = _datastore(view, data_dir)
+    facts = {'data_dir': data_dir, 'backup_dir': backup_dir, 'datastore': datastore, 'host': host, 'keep': keep,
+             'removed': [], 'contents': [], 'rows': 0, 'revision': 0, 'integrity': '', 'size': 0, 'sha256': '',
+             'archive': '', 'sha256_file': '', 'needed_bytes': 0, 'free_bytes': 0, 'snapshot_argv': [],
+             'storage_files': 0, 'state_db': state_db, 'token': token, 'storage': os.path.join(data_dir, 'storage')}
+    storage_size = 0
+    if datastore == 'etcd':
+        contents, needed, what = _etcd_needs(view, params, facts, db_dir, backup_dir)
+    else:
+        contents, needed, what, storage_size = _sqlite_needs(view, params, facts)
+    facts.update(needed_bytes=needed)
+    facts.update(_check_room(view, backup_dir, needed, what, storage_size))
+    facts, warnings = _archive_facts(view, facts, now)
+    facts.update(contents=contents, storage=facts['storage'] if STORAGE_MEMBER + '/' in contents else '')
     return Plan(facts=facts, warnings=warnings)
 
 
@@ -438,19 +482,6 @@ def file_sha256(path, chunk=1 << 20):
     return digest.hexdigest()
 
 
-def fsync_dir(path):
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _add_file(tar, host_file, arcname, data=None):
     """Add a regular file (or ``data`` bytes) as ``arcname``, mode 0600, owned by root."""
     info = tarfile.TarInfo(arcname)
@@ -475,20 +506,6 @@ def _storage_filter(info):
     return info
 
 
-def stale_names(names):
-    """The names of temp directories an earlier, killed backup left (``.k3s-backup-<random>.tmp``)."""
-    return sorted(n for n in names if n.startswith(TEMP_PREFIX) and n.endswith(TEMP_SUFFIX))
-
-
-def stale_temps(backup_dir):
-    """Temp directories an earlier, killed backup left in ``backup_dir`` (host path)."""
-    try:
-        names = os.listdir(backup_dir)
-    except OSError:
-        return []
-    return [os.path.join(backup_dir, n) for n in stale_names(names)]
-
-
 def _out_of_inodes(path):
     """Whether the file system of ``path`` (host path) has no inode left for an unprivileged file (statvfs)."""
     while not os.path.isdir(path) and os.path.dirname(path) != path:
@@ -500,109 +517,84 @@ def _out_of_inodes(path):
     return bool(vfs.f_files) and vfs.f_favail == 0
 
 
-def write_archive(facts, host_path, opener=open):
-    """Write the archive ``facts`` (from :func:`plan`) describe; returns facts updated with what was written.
+def _make_backup_dir(backup_dir):
+    """Create ``backup_dir`` (0700, whatever the umask) and its missing parents; whether this run made it."""
+    if os.path.isdir(backup_dir):
+        return False
+    parent = os.path.dirname(backup_dir)
+    if not os.path.isdir(parent):
+        os.makedirs(parent, 0o755)
+    os.mkdir(backup_dir, 0o700)
+    os.chmod(backup_dir, 0o700)
+    return True
 
-    ``host_path(node_path)`` maps node paths (``_io`` ROOT). Everything is written in a temp
-    directory in the backup directory, then renamed; on any failure the temp directory, and an
-    archive already renamed, are removed before BackupError is raised. ``opener`` opens the
-    archive's temp file for writing (tests hand in one that runs out of space).
-    """
-    facts = dict(facts)
-    backup_dir = host_path(facts['backup_dir'])
-    made = not os.path.isdir(backup_dir)
-    if made:
-        parent = os.path.dirname(backup_dir)
-        if not os.path.isdir(parent):
-            os.makedirs(parent, 0o755)
-        os.mkdir(backup_dir, 0o700)
-        os.chmod(backup_dir, 0o700)  # whatever the umask
-    for stale in stale_temps(backup_dir):
-        shutil.rmtree(stale, ignore_errors=True)
+
+def _copy_datastore(facts, host_path, tmp):
+    """(the file that goes into the archive, its member name, {rows, revision, integrity}) of the datastore."""
+    if facts['datastore'] == 'etcd':
+        # the snapshot k3s wrote, checked by the hash etcd appended to it, read from where k3s keeps it
+        copy = host_path(facts['snapshot'])
+        member = snapshot_member(os.path.basename(facts['snapshot']))
+        return copy, member, {'rows': 0, 'revision': 0, 'integrity': etcd_snapshot_check(copy, facts['snapshot'])}
+    copy = os.path.join(tmp, 'state.db')
+    stats = sqlite_copy(host_path(facts['state_db']), copy)
+    os.chmod(copy, 0o600)
+    return copy, DB_MEMBER, stats
+
+
+def _manifest(facts, copy, member, token, stats):
+    manifest = {
+        'format': FORMAT, 'host': facts['host'], 'created': facts['created'], 'data_dir': facts['data_dir'],
+        'datastore': facts['datastore'], 'rows': stats['rows'], 'revision': stats['revision'],
+        'integrity': stats['integrity'],
+        'files': {member: {'size': os.path.getsize(copy), 'sha256': file_sha256(copy)},
+                  TOKEN_MEMBER: {'size': os.path.getsize(token), 'sha256': file_sha256(token)}},
+        'storage': bool(facts.get('storage')),
+    }
+    if facts['datastore'] == 'etcd':
+        manifest['snapshot'] = member
+    return (json.dumps(manifest, indent=2, sort_keys=True) + '\n').encode()
+
+
+def _write_files(facts, host_path, backup_dir, written, opener):
+    """Write the archive and its ``.sha256`` into place (by _io's rules); (stats, member, size, sha256)."""
     name = os.path.basename(facts['archive'])
     final = os.path.join(backup_dir, name)
-    final_sum = final + '.sha256'
-    renamed = []
-    tmp = None
-    try:
-        tmp = tempfile.mkdtemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=backup_dir)
-        if facts['datastore'] == 'etcd':
-            # the snapshot k3s wrote, checked by the hash etcd appended to it, read from where k3s keeps it
-            copy = host_path(facts['snapshot'])
-            member = snapshot_member(os.path.basename(facts['snapshot']))
-            stats = {'rows': 0, 'revision': 0, 'integrity': etcd_snapshot_check(copy, facts['snapshot'])}
-        else:
-            copy = os.path.join(tmp, 'state.db')
-            member = DB_MEMBER
-            stats = sqlite_copy(host_path(facts['state_db']), copy)
-            os.chmod(copy, 0o600)
+    with _io.temp_dir(backup_dir, TEMP_PREFIX) as tmp:
+        copy, member, stats = _copy_datastore(facts, host_path, tmp)
         token = host_path(facts['token'])
-        manifest = {
-            'format': FORMAT, 'host': facts['host'], 'created': facts['created'], 'data_dir': facts['data_dir'],
-            'datastore': facts['datastore'], 'rows': stats['rows'], 'revision': stats['revision'],
-            'integrity': stats['integrity'],
-            'files': {member: {'size': os.path.getsize(copy), 'sha256': file_sha256(copy)},
-                      TOKEN_MEMBER: {'size': os.path.getsize(token), 'sha256': file_sha256(token)}},
-            'storage': bool(facts.get('storage')),
-        }
-        if facts['datastore'] == 'etcd':
-            manifest['snapshot'] = member
-        part = os.path.join(tmp, name)
-        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.close(fd)
-        with opener(part, 'wb') as raw:
+        manifest = _manifest(facts, copy, member, token, stats)
+        for path in (final, final + '.sha256'):
+            if os.path.lexists(path):
+                raise BackupError('%s appeared while the backup was written; nothing was replaced. Run again.' % path)
+        with _io.stream_file(final, 0o600, written, workdir=tmp, opener=opener) as raw:
             with tarfile.open(fileobj=raw, mode='w:gz') as tar:
-                _add_file(tar, None, MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + '\n').encode())
+                _add_file(tar, None, MANIFEST, manifest)
                 _add_file(tar, copy, member)
                 _add_file(tar, token, TOKEN_MEMBER)
                 if facts.get('storage'):
                     tar.add(host_path(facts['storage']), arcname=STORAGE_MEMBER, recursive=True, filter=_storage_filter)
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.chmod(part, 0o600)
-        digest = file_sha256(part)
-        size = os.path.getsize(part)
-        sum_part = os.path.join(tmp, name + '.sha256')
-        with opener(sum_part, 'wb') as f:
+        digest = file_sha256(final)
+        with _io.stream_file(final + '.sha256', 0o600, written, workdir=tmp, opener=opener) as f:
             f.write(sha256_line(digest, name).encode())
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(sum_part, 0o600)
-        for path in (final, final_sum):
-            if os.path.lexists(path):
-                raise BackupError('%s appeared while the backup was written; nothing was replaced. Run again.' % path)
-        os.rename(part, final)
-        renamed.append(final)
-        os.rename(sum_part, final_sum)
-        renamed.append(final_sum)
-        fsync_dir(backup_dir)
-    except BaseException as e:
-        for path in renamed:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-        if made:
-            try:
-                os.rmdir(backup_dir)
-            except OSError:
-                pass
-        if isinstance(e, BackupError):
-            raise
-        if isinstance(e, (OSError, sqlite3.Error, tarfile.TarError, ValueError)):
-            reason = getattr(e, 'strerror', None) or str(e)
-            full = getattr(e, 'errno', None) == errno.ENOSPC or 'disk is full' in str(e)
-            # SQLite says "unable to open database file" when it cannot create one: with no inode left, say so
-            inodes = (full or isinstance(e, sqlite3.Error)) and _out_of_inodes(backup_dir)
-            raise BackupError('the backup into %s failed: %s.%s Nothing was left behind (the temp files were removed).'
-                              % (facts['backup_dir'], reason,
-                                 ' The file system has no free inode left (df -i): no file can be created there, '
-                                 'whatever the free bytes; remove files there or choose another backup_dir.' if inodes else
-                                 ' The file system is full: free space there or choose another backup_dir.' if full else ''))
-        raise
-    shutil.rmtree(tmp, ignore_errors=True)
+    return stats, member, os.path.getsize(final), digest
+
+
+def _failed(e, facts, backup_dir):
+    """The BackupError that says why writing failed (a full disk, no inode left), nothing being left behind."""
+    reason = getattr(e, 'strerror', None) or getattr(e, 'msg', None) or str(e)
+    full = getattr(e, 'errno', None) == errno.ENOSPC or 'disk is full' in str(e)
+    # SQLite says "unable to open database file" when it cannot create one: with no inode left, say so
+    inodes = (full or isinstance(e, sqlite3.Error)) and _out_of_inodes(backup_dir)
+    return BackupError('the backup into %s failed: %s.%s Nothing was left behind (the temp files were removed).'
+                       % (facts['backup_dir'], reason,
+                          ' The file system has no free inode left (df -i): no file can be created there, '
+                          'whatever the free bytes; remove files there or choose another backup_dir.' if inodes else
+                          ' The file system is full: free space there or choose another backup_dir.' if full else ''))
+
+
+def _retention(facts, host_path):
+    """Remove the older archives (and their .sha256) plan chose; (removed, warnings)."""
     removed, warnings = [], []
     for path in facts['removed']:
         for victim in (path, path + '.sha256'):
@@ -611,12 +603,40 @@ def write_archive(facts, host_path, opener=open):
             try:
                 if ARCHIVE_RE.fullmatch(os.path.basename(path)) and os.path.lexists(real) and \
                         stat.S_ISREG(os.lstat(real).st_mode):
+                    _io.require_held(real)
                     os.unlink(real)
                     removed.append(victim)
             except OSError as e:
                 warnings.append('retention could not remove %s: %s; the new archive is written, remove it by hand.'
                                 % (victim, e.strerror or e))
-    facts['warnings'] = warnings
+    return removed, warnings
+
+
+def write_archive(facts, host_path, opener=open):
+    """Write the archive ``facts`` (from :func:`plan`) describe; returns facts updated with what was written.
+
+    ``host_path(node_path)`` maps node paths (``_io`` ROOT). The archive and its checksum are streamed into a temp
+    directory in the backup directory, then renamed (``_io.stream_file``); on any failure the temp directory, an
+    archive already renamed and a backup directory this run made are removed before BackupError is raised.
+    ``opener`` opens the archive's temp file for writing (tests hand in one that runs out of space).
+    """
+    facts = dict(facts)
+    backup_dir = host_path(facts['backup_dir'])
+    _io.require_held(backup_dir)
+    made = _make_backup_dir(backup_dir)
+    written = _io.Written()
+    if made:
+        written.add(lambda: os.rmdir(backup_dir))
+    for stale in _io.stale_temps(backup_dir, TEMP_PREFIX):
+        shutil.rmtree(stale, ignore_errors=True)
+    try:
+        stats, member, size, digest = _write_files(facts, host_path, backup_dir, written, opener)
+    except BaseException as e:
+        written.put_back()
+        if isinstance(e, (OSError, sqlite3.Error, tarfile.TarError, ValueError, _io.ApplyError)):
+            raise _failed(e, facts, backup_dir)
+        raise
+    removed, facts['warnings'] = _retention(facts, host_path)
     facts.update(stats)
     contents = [member if c == SNAPSHOT_MEMBER_DIR + '/' else c for c in facts['contents']]
     facts.update(size=size, sha256=digest, removed=removed, contents=contents)

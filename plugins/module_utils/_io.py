@@ -36,7 +36,8 @@ and writes only there.
 from __future__ import annotations
 
 import contextlib
-import glob
+import ctypes
+import errno
 import os
 import shutil
 import tempfile
@@ -49,6 +50,7 @@ ROOT = '/'
 DIR_MARKER = '.baremetal-k3s-created'
 DIR_MARKER_TEXT = b'Created by baremetal.k3s; removed with this directory once nothing else is in it.\n'
 TEMP_INFIX = '.bk3s-'
+TEMP_SUFFIX = '.tmp'
 LOCK_TIMEOUT = 120
 RELOCKS = 5
 
@@ -216,10 +218,22 @@ def backup_file(module, path, backup_dir=None):  # pylint: disable=unused-argume
     return dest
 
 
-def stale_temps(path):
-    """Temp files an earlier, killed write of ``path`` left in its directory."""
-    directory, name = os.path.split(path)
-    return glob.glob(os.path.join(glob.escape(directory or '.'), glob.escape('.%s%s' % (name, TEMP_INFIX)) + '*.tmp'))
+def temp_names(names, prefix):
+    """The names in ``names`` of temp files or directories (``<prefix>*.tmp``) an earlier, killed write left."""
+    return sorted(n for n in names if n.startswith(prefix) and n.endswith(TEMP_SUFFIX))
+
+
+def stale_temps(path, prefix=None):
+    """Temp files an earlier, killed write of ``path`` left in its directory (``.<name>.bk3s-*.tmp``); with
+    ``prefix``, the temp files and directories (``<prefix>*.tmp``) in the directory ``path``."""
+    directory, name = (path, None) if prefix is not None else os.path.split(path)
+    if prefix is None:
+        prefix = '.%s%s' % (name, TEMP_INFIX)
+    try:
+        names = os.listdir(directory or '.')
+    except OSError:
+        return []
+    return [os.path.join(directory, n) for n in temp_names(names, prefix)]
 
 
 def make_dirs(directory):
@@ -415,3 +429,218 @@ def apply(module, plan, backup=False, backup_dir=None):
     if module._diff and plan.changed:
         result['diff'] = plan.diff()
     return result
+
+
+# -- what does not fit a Plan: a file written in blocks, a directory swapped in ----------------------------------------
+# k3s_backup's archive (MBs to GBs, its bytes from SQLite's backup API) and k3s_restore's datastore directory are not
+# whole file contents in memory. They are written here by the same rules: under the lock (of the file, or of a
+# directory above it: k3s_backup holds backup_dir's, k3s_restore server/db's), into a temp file or directory on the
+# same file system, fsynced, renamed into place, the directory fsynced; each step that changed the node is recorded
+# in a :class:`Written`, whose put_back() takes them back, newest first, when a later step fails.
+def held(path):
+    """Whether this process holds the lock of the host ``path`` or of a directory above it (as node_lock took them)."""
+    probe = os.path.realpath(path)
+    while True:
+        if _HELD.get(probe):
+            return True
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return False
+        probe = parent
+
+
+def require_held(*paths):
+    """ApplyError, before anything is written, for a host path whose lock (or a lock of a directory above it) is not held."""
+    unlocked = [p for p in paths if not held(p)]
+    if unlocked:
+        raise ApplyError('%s: this run does not hold the lock of %s; nothing was changed (a module writes only under '
+                         '_io.node_lock).' % (', '.join(_node_path(p) for p in unlocked),
+                                              'this path' if len(unlocked) == 1 else 'these paths'))
+
+
+def fsync_dir(path):
+    """fsync the directory ``path`` (host path), so that the renames in it survive a crash; best effort."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_tree(path):
+    """Remove the file or directory ``path`` (host path; a link itself, never what it points to)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+
+
+class Written:
+    """The steps a write outside a Plan took, each with its undo; :meth:`put_back` undoes them, newest first."""
+
+    def __init__(self):
+        self.undo = []
+
+    def add(self, undo):
+        self.undo.append(undo)
+
+    def put_back(self):
+        """Undo every step (newest first, best effort); the errors of the steps that could not be undone."""
+        failed = []
+        for step in reversed(self.undo):
+            try:
+                step()
+            except OSError as e:
+                failed.append(e)
+        self.undo = []
+        return failed
+
+
+@contextlib.contextmanager
+def temp_dir(directory, prefix, guard=None, mode=0o700):
+    """A new directory ``<prefix>*.tmp`` in ``directory`` (host path, on the file system of what it prepares) for the
+    block; removed with what it holds when the block ends, however it ends. ``guard`` is the path whose lock the
+    writes are under (default ``directory``): k3s_restore stages server/db beside it, under server/db's lock. What is
+    written inside counts as held while the block runs (the directory is this run's own)."""
+    require_held(guard or directory)
+    path = tempfile.mkdtemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=directory)
+    key = os.path.realpath(path)
+    _HELD[key] = _HELD.get(key, 0) + 1
+    try:
+        os.chmod(path, mode)
+        yield path
+    finally:
+        _HELD[key] -= 1
+        if not _HELD[key]:
+            del _HELD[key]
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def stream_file(path, mode=0o600, written=None, workdir=None, opener=open, replace=False, guard=None):
+    """Write the file ``path`` (host path) in blocks: the block gets a binary file to write to.
+
+    The bytes go into a temp file - ``.<name>.bk3s-*.tmp`` beside ``path`` (stale ones of a killed write removed
+    first), or ``<workdir>/<name>`` in a :func:`temp_dir` on the same file system - mode ``mode``; when the block ends
+    it is fsynced and renamed to ``path``, and the directory fsynced. Without ``replace``, ``path`` must not exist
+    (nothing is overwritten). On any failure the temp file goes and ``path`` is as it was; once renamed, ``written``
+    records how to undo it (the new file removed, or the old bytes back) for a later put-back. ``opener(path, 'wb')``
+    opens the temp file (tests hand in a full disk). ``guard``: the path whose lock the write is under (default
+    ``path``; a file kept aside is under the lock of the file it keeps).
+    """
+    require_held(guard or path)
+    directory = os.path.dirname(path)
+    old = _old_bytes(path) if replace and written is not None else None
+    if workdir is None:
+        for stale in stale_temps(path):
+            remove_tree(stale)
+        fd, tmp = tempfile.mkstemp(prefix='.%s%s' % (os.path.basename(path), TEMP_INFIX), suffix=TEMP_SUFFIX,
+                                   dir=directory)
+    else:
+        tmp = os.path.join(workdir, os.path.basename(path))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    os.close(fd)
+    try:
+        with opener(tmp, 'wb') as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        if not replace and os.path.lexists(path):
+            raise ApplyError('%s appeared while it was written; nothing was replaced. Run again.' % _node_path(path))
+        os.rename(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+    if written is not None:
+        written.add(lambda: os.unlink(path) if old is None else write_bytes(path, old, mode))
+    fsync_dir(directory)
+
+
+def _old_bytes(path):
+    try:
+        with open(path, 'rb') as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def write_bytes(path, data, mode=0o600, written=None, replace=True, guard=None):
+    """Write the small file ``path`` (host path; a link: the file it points to) with ``data`` (a token), by
+    :func:`stream_file`'s rules; its old bytes come back on a put-back of ``written``."""
+    with stream_file(os.path.realpath(path), mode, written=written, replace=replace, guard=guard) as f:
+        f.write(data)
+
+
+# a directory swapped in: renameat2(RENAME_EXCHANGE) where the kernel and the file system have it
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_SYS_RENAMEAT2 = {'x86_64': 316, 'aarch64': 276, 'ppc64le': 357, 's390x': 347, 'armv7l': 382, 'i686': 353}
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def exchange(a, b):
+    """Swap the names ``a`` and ``b`` in one step (renameat2 with RENAME_EXCHANGE): at every instant each path names
+    one of the two directories. OSError(ENOSYS/EINVAL) where the kernel or the file system cannot."""
+    libc = _libc()
+    fa, fb = os.fsencode(a), os.fsencode(b)
+    if libc is not None and hasattr(libc, 'renameat2'):
+        rc = libc.renameat2(_AT_FDCWD, fa, _AT_FDCWD, fb, _RENAME_EXCHANGE)
+    elif libc is not None and os.uname().machine in _SYS_RENAMEAT2:
+        rc = libc.syscall(_SYS_RENAMEAT2[os.uname().machine], _AT_FDCWD, fa, _AT_FDCWD, fb, _RENAME_EXCHANGE)
+    else:
+        raise OSError(errno.ENOSYS, 'renameat2 is not available')
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), a)
+
+
+def replace_dir(new, current, aside, written):
+    """``current`` (host path, locked) gets the directory ``new`` (staged in a :func:`temp_dir` beside it); the one it
+    had goes to ``aside``, never deleted. With an exchange where the kernel has it (``current`` is never missing);
+    else ``current`` renamed aside, then ``new`` in (a short instant without it). ``written`` records the undo."""
+    require_held(current)
+    try:
+        exchange(new, current)
+    except OSError as e:
+        if e.errno not in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+        os.rename(current, aside)
+        try:
+            os.rename(new, current)
+        except OSError:
+            os.rename(aside, current)
+            raise
+        written.add(lambda: (shutil.rmtree(current), os.rename(aside, current)))
+    else:
+        try:
+            os.rename(new, aside)  # the replaced directory, under its aside name
+        except OSError:
+            exchange(new, current)
+            raise
+        written.add(lambda: (exchange(aside, current), shutil.rmtree(aside)))
+    fsync_dir(os.path.dirname(current))
+
+
+def rename_dir(path, dest, written=None, undo='back', guard=None):
+    """Rename the directory ``path`` to ``dest`` (host paths in one directory; ``dest`` must not exist) and fsync
+    their directory, under the lock of ``guard`` (default: ``path`` or ``dest``, whichever is held). ``written``
+    records the undo: ``back`` renames it back, ``remove`` removes ``dest``."""
+    require_held(guard or (path if held(path) else dest))
+    if os.path.lexists(dest):
+        raise ApplyError('%s already exists; nothing was changed. Run again.' % _node_path(dest))
+    os.rename(path, dest)
+    if written is not None:
+        written.add((lambda: os.rename(dest, path)) if undo == 'back' else (lambda: shutil.rmtree(dest)))
+    fsync_dir(os.path.dirname(dest))

@@ -38,6 +38,7 @@ import time
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 try:
     import yaml
@@ -65,15 +66,7 @@ _ALREADY_EXISTS = re.compile(r'\(AlreadyExists\)|already exists')
 _NAMESPACE_MISSING = re.compile(r'namespaces? "([^"]*)" not found')
 
 
-class ReadinessError(Exception):
-    """Nothing was written; the message says what is wrong and what to do."""
-
-    def __init__(self, msg):
-        super().__init__(msg)
-        self.msg = msg
-
-
-class NamespaceMissing(ReadinessError):
+class NamespaceMissing(PlanError):
     """The namespace the ConfigMap should live in does not exist."""
 
 
@@ -94,16 +87,16 @@ class Request:
 
     def _validate(self):
         if not self.kubectl or not all(isinstance(a, str) and a for a in self.kubectl):
-            raise ReadinessError('kubectl must be the kubectl command as a list of non-empty words, for example '
+            raise PlanError('kubectl must be the kubectl command as a list of non-empty words, for example '
                                  '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (self.kubectl,))
         if self.state not in ('present', 'absent'):
-            raise ReadinessError('state must be present or absent, not %r' % (self.state,))
-        _names.check('name', self.name, _names.DNS_SUBDOMAIN, ReadinessError, what='a valid ConfigMap name')
-        _names.check('namespace', self.namespace, _names.DNS_LABEL, ReadinessError, what='a valid namespace name')
-        _names.check('node_name', self.node_name, _names.DNS_SUBDOMAIN, ReadinessError, what='a Kubernetes node name',
+            raise PlanError('state must be present or absent, not %r' % (self.state,))
+        _names.check('name', self.name, _names.DNS_SUBDOMAIN, PlanError, what='a valid ConfigMap name')
+        _names.check('namespace', self.namespace, _names.DNS_LABEL, PlanError, what='a valid namespace name')
+        _names.check('node_name', self.node_name, _names.DNS_SUBDOMAIN, PlanError, what='a Kubernetes node name',
                      hint='give the name the node registers with, in lower case (k3s_info returns it as "node_name")')
         if self.state == 'present' and not (isinstance(self.kube_scheduler, str) and self.kube_scheduler.strip()):
-            raise ReadinessError('kube_scheduler is needed with state=present: the scheduler\'s name for the readiness '
+            raise PlanError('kube_scheduler is needed with state=present: the scheduler\'s name for the readiness '
                                  'ConfigMap (extender_status returns it, for example k3s@%s)' % self.node_name)
 
     def entry(self):
@@ -129,23 +122,23 @@ def parse_document(text, where):
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ReadinessError('%s: %s is not valid YAML (%s). Fix it or remove the key (kubectl edit), then run again.'
+        raise PlanError('%s: %s is not valid YAML (%s). Fix it or remove the key (kubectl edit), then run again.'
                              % (where, DATA_KEY, str(e).replace('\n', ' '))) from e
     if doc is None:
         return {'nodes': []}
     if not isinstance(doc, dict):
-        raise ReadinessError('%s: %s must be a mapping with a "nodes" list, not a %s. Fix it or remove the key '
+        raise PlanError('%s: %s must be a mapping with a "nodes" list, not a %s. Fix it or remove the key '
                              '(kubectl edit), then run again.' % (where, DATA_KEY, type(doc).__name__))
     doc = dict(doc)
     nodes = doc.get('nodes')
     if nodes is None:
         nodes = []
     if not isinstance(nodes, list):
-        raise ReadinessError('%s: "nodes" in %s must be a list, not a %s. Fix it or remove the key (kubectl edit), '
+        raise PlanError('%s: "nodes" in %s must be a list, not a %s. Fix it or remove the key (kubectl edit), '
                              'then run again.' % (where, DATA_KEY, type(nodes).__name__))
     for index, node in enumerate(nodes):
         if not (isinstance(node, dict) and isinstance(node.get('node_name'), str) and node['node_name']):
-            raise ReadinessError('%s: entry %d of "nodes" in %s has no node_name (%r). Fix or remove that entry '
+            raise PlanError('%s: entry %d of "nodes" in %s has no node_name (%r). Fix or remove that entry '
                                  '(kubectl edit), then run again.' % (where, index, DATA_KEY, node))
     doc['nodes'] = nodes
     return doc
@@ -194,13 +187,13 @@ class Kubectl:
     def _run(self, argv, stdin=None):
         rc, out, err = self.runner(argv, stdin)
         if rc is None:
-            raise ReadinessError('kubectl %s was not found on this node (or is not executable). Give the platform\'s '
+            raise PlanError('kubectl %s was not found on this node (or is not executable). Give the platform\'s '
                                  'kubectl: k3s_info returns it as "kubectl".' % self.request.kubectl[0])
         return rc, out or '', (err or '').strip()
 
     def _failed(self, argv, rc, err):
         kubeconfig = self.request.kubeconfig or "kubectl's default"
-        return ReadinessError('%s failed (exit %s): %s. Check that the API server answers and that the kubeconfig '
+        return PlanError('%s failed (exit %s): %s. Check that the API server answers and that the kubeconfig '
                               '(%s) may read and write configmaps in namespace %s.'
                               % (_kubectl.quote(argv), rc, err or 'no error output', kubeconfig, self.request.namespace))
 
@@ -221,9 +214,9 @@ class Kubectl:
         try:
             obj = json.loads(out)
         except ValueError as e:
-            raise ReadinessError('%s printed no JSON (%s): %r' % (_kubectl.quote(argv), e, out[:200])) from e
+            raise PlanError('%s printed no JSON (%s): %r' % (_kubectl.quote(argv), e, out[:200])) from e
         if not isinstance(obj, dict) or obj.get('kind') != 'ConfigMap':
-            raise ReadinessError('%s printed no ConfigMap: %r' % (_kubectl.quote(argv), out[:200]))
+            raise PlanError('%s printed no ConfigMap: %r' % (_kubectl.quote(argv), out[:200]))
         return obj
 
     def namespace_exists(self):
@@ -250,43 +243,46 @@ class Kubectl:
 
 
 # -- the change -------------------------------------------------------------------------------
-class Plan:
-    """One round: what the ConfigMap holds now and what to write, if anything."""
+def plan(request, current):
+    """One round: the ConfigMap as read (``current``, None when there is none) and what to write, as a Plan.
 
-    def __init__(self, request, current):
-        self.current = current
-        data = (current or {}).get('data') or {}
-        self.before_text = data.get(DATA_KEY) if isinstance(data.get(DATA_KEY), str) else ''
-        before = parse_document(self.before_text, request.where)
-        after, self.changed = apply_entry(before, request.node_name, request.entry())
-        self.nodes = after['nodes']
-        self.after_text = render(after) if self.changed else self.before_text
-        if self.changed and current is not None and current.get('immutable') is True:
-            raise ReadinessError('%s is immutable (immutable: true), so %s cannot be updated. Delete it (kubectl delete '
-                                 'configmap -n %s %s) to have it created again, or publish to another ConfigMap.'
-                                 % (request.where, DATA_KEY, request.namespace, request.name))
+    Its one Change (when there is something to write) is ``nodes.yaml`` of the ConfigMap, bytes before and after;
+    its facts: ``nodes`` (the entries after), ``before``/``after`` (the texts, for diff mode), ``verb`` (create or
+    replace) and ``object`` (the ConfigMap to send). PlanError for a document this module cannot read, or an
+    immutable ConfigMap that would change.
+    """
+    data = (current or {}).get('data') or {}
+    before_text = data.get(DATA_KEY) if isinstance(data.get(DATA_KEY), str) else ''
+    after, changed = apply_entry(parse_document(before_text, request.where), request.node_name, request.entry())
+    after_text = render(after) if changed else before_text
+    if changed and current is not None and current.get('immutable') is True:
+        raise PlanError('%s is immutable (immutable: true), so %s cannot be updated. Delete it (kubectl delete '
+                        'configmap -n %s %s) to have it created again, or publish to another ConfigMap.'
+                        % (request.where, DATA_KEY, request.namespace, request.name))
+    changes = [Change('%s: %s' % (request.where, DATA_KEY), None if current is None else before_text.encode(),
+                      after_text.encode())] if changed else []
+    facts = {'nodes': after['nodes'], 'before': before_text, 'after': after_text,
+             'verb': 'create' if current is None else 'replace', 'object': _object(request, current, after_text)}
+    return Plan(changes, facts)
 
-    @property
-    def verb(self):
-        return 'create' if self.current is None else 'replace'
 
-    def object(self, request):
-        """The ConfigMap to send: a new one, or the one read with ``nodes.yaml`` changed and all else kept.
+def _object(request, current, text):
+    """The ConfigMap to send: a new one, or the one read with ``nodes.yaml`` changed and all else kept.
 
-        The read object keeps its ``metadata.resourceVersion`` (and uid), which makes the
-        replace conditional. managedFields are left out: the API server keeps its own then.
-        """
-        if self.current is None:
-            return {
-                'apiVersion': 'v1', 'kind': 'ConfigMap',
-                'metadata': {'name': request.name, 'namespace': request.namespace, 'labels': dict([MANAGED_BY])},
-                'data': {DATA_KEY: self.after_text},
-            }
-        obj = copy.deepcopy(self.current)
-        obj.get('metadata', {}).pop('managedFields', None)
-        obj['data'] = dict(obj.get('data') or {})
-        obj['data'][DATA_KEY] = self.after_text
-        return obj
+    The read object keeps its ``metadata.resourceVersion`` (and uid), which makes the
+    replace conditional. managedFields are left out: the API server keeps its own then.
+    """
+    if current is None:
+        return {
+            'apiVersion': 'v1', 'kind': 'ConfigMap',
+            'metadata': {'name': request.name, 'namespace': request.namespace, 'labels': dict([MANAGED_BY])},
+            'data': {DATA_KEY: text},
+        }
+    obj = copy.deepcopy(current)
+    obj.get('metadata', {}).pop('managedFields', None)
+    obj['data'] = dict(obj.get('data') or {})
+    obj['data'][DATA_KEY] = text
+    return obj
 
 
 def backoff(attempt, rand=random.random):
@@ -301,24 +297,26 @@ def publish(runner, request, check_mode=False, max_attempts=MAX_ATTEMPTS, sleep=
     the change, up to ``max_attempts`` rounds. In check mode nothing is written.
     """
     if not HAS_YAML:
-        raise ReadinessError('PyYAML is needed to read and write %s' % DATA_KEY)
+        raise PlanError('PyYAML is needed to read and write %s' % DATA_KEY)
     api = Kubectl(runner, request)
     last = ''
     for attempt in range(1, max_attempts + 1):
-        plan = Plan(request, api.get())
-        result = {'changed': plan.changed, 'nodes': plan.nodes, 'attempts': attempt,
-                  'diff': {'before': plan.before_text, 'after': plan.after_text}}
-        if not plan.changed:
+        current = api.get()
+        round_ = plan(request, current)
+        facts = round_.facts
+        result = {'changed': round_.changed, 'nodes': facts['nodes'], 'attempts': attempt,
+                  'diff': {'before': facts['before'], 'after': facts['after']}}
+        if not round_.changed:
             return result
         if check_mode:
-            if plan.current is None and not api.namespace_exists():
+            if current is None and not api.namespace_exists():
                 raise api.namespace_missing()
             return result
-        last = api.write(plan.verb, plan.object(request))
+        last = api.write(facts['verb'], facts['object'])
         if last is None:
             return result
         if attempt < max_attempts:
             sleep(backoff(attempt, rand))
-    raise ReadinessError('%s: gave up after %d attempts; each write found the ConfigMap changed by another writer since '
+    raise PlanError('%s: gave up after %d attempts; each write found the ConfigMap changed by another writer since '
                          'it was read (last answer: %s). Nothing of this node was written. Run again, or with fewer '
                          'servers at once.' % (request.where, max_attempts, last))

@@ -19,7 +19,9 @@ into a temp directory in ``server/`` (same file system). Only then: the current 
 renamed aside (never deleted), the unpacked ``db`` directory (0700, its files 0600) renamed into
 its place, and the token replaced atomically (its old bytes kept as
 ``server/token.before-restore-<time>`` when they differ). A failure between those renames puts
-the previous ones back.
+the previous ones back. Every write goes through ``_io`` (``temp_dir``, ``stream_file``,
+``replace_dir``, ``rename_dir``, ``write_bytes``), under the locks of ``server/db`` and
+``server/token`` the module holds.
 
 An archive of embedded etcd holds ``server/db/snapshots/<file>`` instead of ``state.db``; it
 lands there, and k3s itself restores it, as k3s documents it: ``k3s server --cluster-reset
@@ -41,8 +43,6 @@ Pure standard library; no Ansible import.
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import json
 import os
 import posixpath
@@ -51,13 +51,13 @@ import signal
 import sqlite3
 import subprocess
 import tarfile
-import tempfile
 import time
 import zlib
 
 from urllib.parse import quote
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _backup as backup
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_info as k3s_info
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
@@ -70,6 +70,7 @@ ASIDE_INFIX = '.before-restore-'
 NEW_DB_RECORD = 'new-db'  # in a stage directory: device and inode of the staged server/db (see clean_stale)
 FAILED_INFIX = '.failed-restore-'
 STAGE_PREFIX = '.db.restore-'
+TOKEN_TEMP_PREFIX = '.token.'  # the token's temp files (_io's .token.bk3s-*.tmp; earlier releases' .token.*.tmp)
 STEPS = ('restore', 'rejoin')
 # k3s's line when --cluster-reset has done its work (pkg/cluster/managed.go), then it exits 0
 RESET_DONE = 'Managed etcd cluster membership has been reset'
@@ -181,29 +182,13 @@ def plan(view, params, now=None, found=None):
     if not view.isdir(data_dir):
         raise PlanError('%s does not exist: no k3s data directory there. Give data_dir the --data-dir k3s runs with.'
                         % data_dir)
-    server = os.path.join(data_dir, 'server')
-    db_dir = os.path.join(server, 'db')
-    token = os.path.join(server, 'token')
-    stamp = time.strftime(backup.STAMP_FORMAT, time.gmtime(now))
-    # server/db may be a symbolic link to another disk: the datastore is replaced there, the link stays
-    real_db = view.realpath(db_dir) if view.islink(db_dir) else db_dir
-    if view.islink(db_dir) and not view.isdir(real_db):
-        raise PlanError('%s is a symbolic link to %s, which is not a directory (its disk not mounted?); nothing was '
-                        'changed. Mount it, or fix the link, and run again.' % (db_dir, real_db))
-    aside = real_db + ASIDE_INFIX + stamp
-    token_aside = token + ASIDE_INFIX + stamp
-    failed = real_db + FAILED_INFIX + stamp
-    taken = (aside, token_aside, failed) if step == 'restore' else ((aside,) if view.lexists(db_dir) else ())
-    for path in taken:
-        if view.lexists(path):
-            raise PlanError('%s already exists (a restore within the same second?); nothing was changed. Run again.' % path)
-    if view.exists(server) and not view.writable(os.path.join(server, 'x')):
-        raise PlanError('%s cannot be written (read-only file system or no permission); run as root (become).' % server)
+    db_dir = os.path.join(data_dir, 'server', 'db')
+    token = os.path.join(data_dir, 'server', 'token')
     facts = {'step': step, 'archive': archive, 'sha256': expected, 'data_dir': data_dir, 'db_dir': db_dir, 'token': token,
              'db_aside': '', 'token_aside': '', 'service': service or '', 'node_datastore': node_datastore(view, db_dir),
              'datastore': '', 'rows': 0, 'revision': 0, 'restored': [], 'storage_in_archive': False, 'manifest': {},
              'snapshot': '', 'reset_argv': [], 'reset_seconds': 0.0, 'reset_message': '', 'join_url': ''}
-    facts['_aside'] = {'db': aside, 'token': token_aside, 'failed': failed, 'real_db': real_db}
+    facts['_aside'] = _asides(view, step, data_dir, now)
     command = service_command(view, service, found) if service and info.get('installed') else None
     facts['_command'] = command
     facts['_timeout'] = params.get('timeout') or RESET_TIMEOUT
@@ -214,6 +199,29 @@ def plan(view, params, now=None, found=None):
         return Plan(facts=_plan_rejoin(facts, command))
     facts['_tokens'] = token_sources(view, command, found) if command else []
     return Plan(facts=facts)
+
+
+def _asides(view, step, data_dir, now):
+    """Where the previous server/db, the previous token and a failed reset's server/db go: {db, token, failed,
+    real_db}. PlanError when one of those places is taken, or server/db is a link to no directory."""
+    server = os.path.join(data_dir, 'server')
+    db_dir = os.path.join(server, 'db')
+    stamp = time.strftime(backup.STAMP_FORMAT, time.gmtime(now))
+    # server/db may be a symbolic link to another disk: the datastore is replaced there, the link stays
+    real_db = view.realpath(db_dir) if view.islink(db_dir) else db_dir
+    if view.islink(db_dir) and not view.isdir(real_db):
+        raise PlanError('%s is a symbolic link to %s, which is not a directory (its disk not mounted?); nothing was '
+                        'changed. Mount it, or fix the link, and run again.' % (db_dir, real_db))
+    asides = {'db': real_db + ASIDE_INFIX + stamp, 'token': os.path.join(server, 'token') + ASIDE_INFIX + stamp,
+              'failed': real_db + FAILED_INFIX + stamp, 'real_db': real_db}
+    taken = (asides['db'], asides['token'], asides['failed']) if step == 'restore' else \
+        ((asides['db'],) if view.lexists(db_dir) else ())
+    for path in taken:
+        if view.lexists(path):
+            raise PlanError('%s already exists (a restore within the same second?); nothing was changed. Run again.' % path)
+    if view.exists(server) and not view.writable(os.path.join(server, 'x')):
+        raise PlanError('%s cannot be written (read-only file system or no permission); run as root (become).' % server)
+    return asides
 
 
 def _archive_and_sum(view, params):
@@ -318,59 +326,6 @@ def _check_room(facts, server, found):
                           % (facts['data_dir'], backup.human(needed), needed, backup.human(free), free))
 
 
-# -- swapping directories without an instant where server/db is missing ---------------------------------------------
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-_SYS_RENAMEAT2 = {'x86_64': 316, 'aarch64': 276, 'ppc64le': 357, 's390x': 347, 'armv7l': 382, 'i686': 353}
-
-
-def _libc():
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-
-
-def exchange(a, b):
-    """Swap the names ``a`` and ``b`` in one step (renameat2 with RENAME_EXCHANGE): at every instant each path names
-    one of the two directories. OSError(ENOSYS/EINVAL) where the kernel or the file system cannot."""
-    libc = _libc()
-    fa, fb = os.fsencode(a), os.fsencode(b)
-    if libc is not None and hasattr(libc, 'renameat2'):
-        rc = libc.renameat2(_AT_FDCWD, fa, _AT_FDCWD, fb, _RENAME_EXCHANGE)
-    elif libc is not None and os.uname().machine in _SYS_RENAMEAT2:
-        rc = libc.syscall(_SYS_RENAMEAT2[os.uname().machine], _AT_FDCWD, fa, _AT_FDCWD, fb, _RENAME_EXCHANGE)
-    else:
-        raise OSError(errno.ENOSYS, 'renameat2 is not available')
-    if rc != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err), a)
-
-
-def replace_dir(new, current, aside):
-    """``current`` gets the directory ``new``; the one it had goes to ``aside``. With an exchange where the kernel has
-    it (``current`` is never missing); else rename ``current`` aside, then ``new`` in (a short instant without it).
-    Returns the steps that undo it, to be run in reverse order."""
-    try:
-        exchange(new, current)
-    except OSError as e:
-        if e.errno not in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-            raise
-        os.rename(current, aside)
-        try:
-            os.rename(new, current)
-        except OSError:
-            os.rename(aside, current)
-            raise
-        return [lambda: os.rename(aside, current), lambda: shutil.rmtree(current)]
-    try:
-        os.rename(new, aside)  # the replaced datastore, under its aside name
-    except OSError:
-        exchange(new, current)
-        raise
-    return [lambda: shutil.rmtree(aside), lambda: exchange(aside, current)]
-
-
 def _identity(path):
     st = os.lstat(path)
     return '%d %d' % (st.st_dev, st.st_ino)
@@ -381,49 +336,46 @@ def clean_stale(directories, real_db, now):
     datastore and token copies) and the token's temp files. A stage whose ``db`` is no longer the directory it staged
     (a kill after the exchange, before the rename aside) holds the datastore that was replaced: it is moved aside next
     to ``real_db``, never removed. Returns (removed, kept aside) host paths."""
+    _io.require_held(real_db)
     removed, kept = [], []
     for directory in directories:
-        try:
-            names = sorted(os.listdir(directory))
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(directory, name)
-            if name.startswith(STAGE_PREFIX) and name.endswith('.tmp') and os.path.isdir(path) and \
-                    not os.path.islink(path):
-                staged = os.path.join(path, 'db')
-                try:
-                    with open(os.path.join(path, NEW_DB_RECORD)) as f:
-                        recorded = f.read().strip()
-                except OSError:
-                    recorded = None
-                if recorded is not None and os.path.isdir(staged) and _identity(staged) != recorded:
-                    aside = real_db + ASIDE_INFIX + time.strftime(backup.STAMP_FORMAT, time.gmtime(now)) + '.killed'
-                    n = 0
-                    while os.path.lexists(aside):
-                        n += 1
-                        aside = '%s.%d' % (aside.rsplit('.killed', 1)[0] + '.killed', n)
-                    os.rename(staged, aside)
-                    kept.append(aside)
-                shutil.rmtree(path)
-                removed.append(path)
-            elif name.startswith('.token.') and name.endswith(backup.TEMP_SUFFIX) and os.path.isfile(path):
+        for path in _io.stale_temps(directory, STAGE_PREFIX):
+            if not os.path.isdir(path) or os.path.islink(path):
+                continue
+            replaced = _replaced_in_stage(path)
+            if replaced:
+                aside = real_db + ASIDE_INFIX + time.strftime(backup.STAMP_FORMAT, time.gmtime(now)) + '.killed'
+                n = 0
+                while os.path.lexists(aside):
+                    n += 1
+                    aside = '%s.%d' % (aside.rsplit('.killed', 1)[0] + '.killed', n)
+                _io.rename_dir(replaced, aside, guard=real_db)
+                kept.append(aside)
+            _io.remove_tree(path)
+            removed.append(path)
+        for path in _io.stale_temps(directory, TOKEN_TEMP_PREFIX):
+            if os.path.isfile(path):
                 os.unlink(path)
                 removed.append(path)
-    for directory in directories:
-        if os.path.isdir(directory):
-            backup.fsync_dir(directory)
+        _io.fsync_dir(directory)
     return removed, kept
 
 
+def _replaced_in_stage(stage):
+    """The stage's ``db`` when it is not the directory the stage recorded (the datastore it replaced), else None."""
+    staged = os.path.join(stage, 'db')
+    try:
+        with open(os.path.join(stage, NEW_DB_RECORD)) as f:
+            recorded = f.read().strip()
+    except OSError:
+        return None
+    return staged if os.path.isdir(staged) and _identity(staged) != recorded else None
+
+
 def _extract(tar, info, dest):
-    src = tar.extractfile(info)
-    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, 'wb') as out:
-        shutil.copyfileobj(src, out, 1 << 20)
-        out.flush()
-        os.fsync(out.fileno())
-    os.chmod(dest, 0o600)
+    """Unpack the member ``info`` as the new file ``dest`` in a stage (0600, fsynced)."""
+    with _io.stream_file(dest, 0o600) as out:
+        shutil.copyfileobj(tar.extractfile(info), out, 1 << 20)
 
 
 def check_db(path):
@@ -488,6 +440,70 @@ def _check_fit(facts, datastore, archive_token):
                               'as server/token) and run again. Nothing was changed.' % where)
 
 
+def _read_archive(tar, facts, command, tokens, found):
+    """Check the archive before anything is written: (members, the datastore's member, manifest, the archive's token).
+
+    The archive's token goes into ``found`` before anything can show it; the facts get what the archive holds.
+    """
+    try:
+        members, storage, datastore = inspect(tar)
+        manifest = {}
+        if backup.MANIFEST in members:
+            try:
+                manifest = json.loads(tar.extractfile(members[backup.MANIFEST]).read().decode('utf-8'))
+            except ValueError as e:
+                raise BackupError('the archive\'s %s is not JSON (%s); nothing was changed.' % (backup.MANIFEST, e))
+        archive_token = _read_member(tar, members[backup.TOKEN_MEMBER], MAX_TOKEN)
+        secrets.add(found, token_secrets(archive_token.decode('utf-8', 'replace')))
+        facts.update(storage_in_archive=storage, manifest=manifest, datastore=datastore)
+        _check_fit(dict(facts, _command=command, _tokens=tokens), datastore, archive_token)
+    except (tarfile.TarError, EOFError, zlib.error) as e:
+        raise BackupError('%s cannot be read (%s); nothing was changed.' % (facts['archive'], e))
+    member = _datastore_member(members)
+    if datastore == 'etcd':
+        facts['snapshot'] = posixpath.join(facts['data_dir'], member)
+        facts['reset_argv'] = secrets.hide_argv(_reset_argv(command, facts['snapshot'], 'x'))
+    return members, member, manifest, archive_token
+
+
+def _stage(tar, members, member, manifest, stage, facts):
+    """Unpack the datastore and the token into ``stage`` and check them (sha256, integrity); (db dir, token) there."""
+    staged_db_dir = os.path.join(stage, 'db')
+    os.mkdir(staged_db_dir, 0o700)
+    staged_db = os.path.join(staged_db_dir, posixpath.relpath(member, 'server/db'))
+    if os.path.dirname(staged_db) != staged_db_dir:
+        os.mkdir(os.path.dirname(staged_db), 0o700)
+    staged_token = os.path.join(stage, 'token')
+    _extract(tar, members[member], staged_db)
+    _extract(tar, members[backup.TOKEN_MEMBER], staged_token)
+    for name, path in ((member, staged_db), (backup.TOKEN_MEMBER, staged_token)):
+        want = ((manifest.get('files') or {}).get(name) or {}).get('sha256')
+        if want and backup.file_sha256(path) != want:
+            raise BackupError('%s in the archive does not match the sha256 its manifest records; nothing was '
+                              'changed.' % name)
+    if facts['datastore'] == 'etcd':
+        backup.etcd_snapshot_check(staged_db, '%s in the archive' % member)
+    else:
+        facts.update(check_db(staged_db))
+    # which directory this run staged: a later run tells it from the replaced datastore after a kill
+    _io.write_bytes(os.path.join(stage, NEW_DB_RECORD), (_identity(staged_db_dir) + '\n').encode(), replace=False)
+    _io.fsync_dir(stage)
+    return staged_db_dir, staged_token
+
+
+def _clean_and_check(facts, host_path, server, db_dir, token, members):
+    """What killed restores left goes first (the room check counts it); then the room for the stage is checked.
+    Returns the directory the stage goes into (server/db's own, on its file system)."""
+    stage_dir = os.path.dirname(db_dir)
+    cleaned, kept = clean_stale(sorted({server, stage_dir, os.path.dirname(token)}), db_dir, time.time())
+    facts['stale_removed'] = [_node(host_path, p) for p in cleaned]
+    facts['stale_kept'] = [_node(host_path, p) for p in kept]
+    _check_room(facts, stage_dir, members)
+    if not os.path.isdir(server):
+        os.makedirs(server, 0o700)
+    return stage_dir
+
+
 def restore(facts, host_path, check_only=False, run=None, found=None, clock=time.monotonic):
     """Verify the archive, then (unless ``check_only``) put its datastore and token in place; returns the facts.
 
@@ -513,65 +529,17 @@ def restore(facts, host_path, check_only=False, run=None, found=None, clock=time
     except (tarfile.TarError, OSError) as e:
         raise BackupError('%s cannot be read as a tar.gz archive (%s); nothing was changed.' % (facts['archive'], e))
     with tar:
+        members, member, manifest, archive_token = _read_archive(tar, facts, command, tokens, found)
+        if check_only:  # check mode writes nothing, not even a temp file: the datastore copy is checked when run
+            return facts
+        stage_dir = _clean_and_check(facts, host_path, server, db_dir, token, members)
         try:
-            found_members, storage, datastore = inspect(tar)
-            manifest = {}
-            if backup.MANIFEST in found_members:
-                try:
-                    manifest = json.loads(tar.extractfile(found_members[backup.MANIFEST]).read().decode('utf-8'))
-                except ValueError as e:
-                    raise BackupError('the archive\'s %s is not JSON (%s); nothing was changed.' % (backup.MANIFEST, e))
-            archive_token = _read_member(tar, found_members[backup.TOKEN_MEMBER], MAX_TOKEN)
-            secrets.add(found, token_secrets(archive_token.decode('utf-8', 'replace')))
-            facts.update(storage_in_archive=storage, manifest=manifest, datastore=datastore)
-            _check_fit(dict(facts, _command=command, _tokens=tokens), datastore, archive_token)
-            member = _datastore_member(found_members)
-            if datastore == 'etcd':
-                facts['snapshot'] = posixpath.join(facts['data_dir'], member)
-                facts['reset_argv'] = secrets.hide_argv(_reset_argv(command, facts['snapshot'], 'x'))
-            if check_only:  # check mode writes nothing, not even a temp file: the datastore copy is checked when run
-                return facts
-            # what a killed restore left (its stage, the token's temp files) goes first: the room check counts it
-            stage_dir = os.path.dirname(db_dir)
-            cleaned, kept = clean_stale(sorted({server, stage_dir, os.path.dirname(token)}), db_dir, time.time())
-            facts['stale_removed'] = [_node(host_path, p) for p in cleaned]
-            facts['stale_kept'] = [_node(host_path, p) for p in kept]
-            _check_room(facts, stage_dir, found_members)
-            if not os.path.isdir(server):
-                os.makedirs(server, 0o700)
-            stage = tempfile.mkdtemp(prefix=STAGE_PREFIX, suffix='.tmp', dir=stage_dir)
-        except (tarfile.TarError, EOFError, zlib.error) as e:
-            raise BackupError('%s cannot be read (%s); nothing was changed.' % (facts['archive'], e))
-        try:
-            staged_db_dir = os.path.join(stage, 'db')
-            os.mkdir(staged_db_dir, 0o700)
-            staged_db = os.path.join(staged_db_dir, posixpath.relpath(member, 'server/db'))
-            if os.path.dirname(staged_db) != staged_db_dir:
-                os.mkdir(os.path.dirname(staged_db), 0o700)
-            staged_token = os.path.join(stage, 'token')
-            _extract(tar, found_members[member], staged_db)
-            _extract(tar, found_members[backup.TOKEN_MEMBER], staged_token)
-            for name, path in ((member, staged_db), (backup.TOKEN_MEMBER, staged_token)):
-                want = ((manifest.get('files') or {}).get(name) or {}).get('sha256')
-                if want and backup.file_sha256(path) != want:
-                    raise BackupError('%s in the archive does not match the sha256 its manifest records; nothing was '
-                                      'changed.' % name)
-            if datastore == 'etcd':
-                backup.etcd_snapshot_check(staged_db, '%s in the archive' % member)
-            else:
-                facts.update(check_db(staged_db))
-            # which directory this run staged: a later run tells it from the replaced datastore after a kill
-            with open(os.path.join(stage, NEW_DB_RECORD), 'w') as f:
-                f.write(_identity(staged_db_dir) + '\n')
-                f.flush()
-                os.fsync(f.fileno())
-            backup.fsync_dir(stage)
-            done = _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides)
+            with _io.temp_dir(stage_dir, STAGE_PREFIX, guard=db_dir) as stage:
+                staged_db_dir, staged_token = _stage(tar, members, member, manifest, stage, facts)
+                done = _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides)
         except (OSError, tarfile.TarError, EOFError, zlib.error) as e:
             raise BackupError('restoring %s failed: %s. Nothing was changed.' % (facts['archive'], getattr(e, 'strerror', None) or e))
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
-    if datastore == 'sqlite':
+    if facts['datastore'] == 'sqlite':
         facts['restored'] = [facts['db_dir'] + '/state.db'] + facts['restored']
         return facts
     facts['restored'] = [facts['snapshot']] + facts['restored']
@@ -650,24 +618,25 @@ def _put_back(facts, done, host_path, asides):
     try:
         if facts['db_aside'] and os.path.lexists(db_dir):
             # the previous datastore back in one step; what the reset wrote kept as failed
-            replace_dir(host_path(facts['db_aside']), db_dir, host_path(asides['failed']))
+            _io.replace_dir(host_path(facts['db_aside']), db_dir, host_path(asides['failed']), _io.Written())
             kept = asides['failed']
             facts['db_aside'] = ''
         elif os.path.lexists(db_dir):
-            os.rename(db_dir, host_path(asides['failed']))
+            _io.rename_dir(db_dir, host_path(asides['failed']))
             kept = asides['failed']
         elif facts['db_aside']:
-            os.rename(host_path(facts['db_aside']), db_dir)
+            _io.rename_dir(host_path(facts['db_aside']), db_dir)
             facts['db_aside'] = ''
     except OSError as e:
         problems.append('%s: %s' % (facts['db_dir'], e.strerror or e))
     try:
         if facts['token_aside']:
             with open(host_path(facts['token_aside']), 'rb') as f:
-                _write_atomic(token, f.read())
+                _io.write_bytes(token, f.read())
             os.unlink(host_path(facts['token_aside']))
             facts['token_aside'] = ''
         elif done.get('token_created'):
+            _io.require_held(token)
             os.unlink(token)
     except OSError as e:
         problems.append('%s: %s' % (facts['token'], e.strerror or e))
@@ -679,20 +648,6 @@ def _node(host_path, path):
     """The node's path of the host ``path`` (``host_path`` maps the other way)."""
     root = host_path('/')
     return path if root in ('', '/') else '/' + os.path.relpath(path, root)
-
-
-def _write_atomic(path, data):
-    fd, tmp = tempfile.mkstemp(prefix='.token.', suffix=backup.TEMP_SUFFIX, dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o600)
-        os.rename(tmp, path)
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
 
 
 def rejoin(facts, host_path, check_only=False):
@@ -711,12 +666,11 @@ def rejoin(facts, host_path, check_only=False):
     if os.path.lexists(aside):
         raise BackupError('%s already exists; nothing was changed. Run again.' % asides['db'])
     try:
-        os.rename(db_dir, aside)
+        _io.rename_dir(db_dir, aside)
         if asides.get('real_db', facts['db_dir']) != facts['db_dir']:
             os.mkdir(db_dir, 0o700)  # server/db stays a link to that disk, to an empty directory k3s joins into
     except OSError as e:
         raise BackupError('moving %s aside failed: %s. Nothing was changed.' % (facts['db_dir'], e.strerror or e))
-    backup.fsync_dir(os.path.dirname(db_dir))
     facts['db_aside'] = asides['db']
     return facts
 
@@ -726,44 +680,40 @@ def _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides):
 
     Sets ``facts['restored']`` to the token when it was written; returns {token_created} for a later undo.
     """
-    undo = []
+    written = _io.Written()
     done = {'token_created': False}
     try:
         if os.path.lexists(db_dir):
             aside = host_path(asides['db'])
             if os.path.lexists(aside):
                 raise BackupError('%s already exists; nothing was changed. Run again.' % asides['db'])
-            undo.extend(replace_dir(staged_db_dir, db_dir, aside))
+            _io.replace_dir(staged_db_dir, db_dir, aside, written)
             facts['db_aside'] = asides['db']
         else:
-            os.rename(staged_db_dir, db_dir)
-            undo.append(lambda: shutil.rmtree(db_dir))
-        restored = []
-        with open(staged_token, 'rb') as f:
-            new_token = f.read()
-        old_token = None
-        if os.path.exists(token):
-            with open(token, 'rb') as f:
-                old_token = f.read()
-        if old_token != new_token:
-            if old_token is not None:
-                token_aside = host_path(asides['token'])
-                shutil.copy2(token, token_aside)
-                os.chmod(token_aside, 0o600)
-                undo.append(lambda: os.unlink(token_aside))
-                facts['token_aside'] = asides['token']
-            _write_atomic(token, new_token)
-            done['token_created'] = old_token is None
-            restored.append(facts['token'])
-        facts['restored'] = restored
+            _io.rename_dir(staged_db_dir, db_dir, written, undo='remove', guard=db_dir)
+        facts['restored'] = _swap_token(facts, token, staged_token, (asides['token'], host_path(asides['token'])), written,
+                                        done)
     except BaseException:
         facts['db_aside'] = facts['token_aside'] = ''
-        for step in reversed(undo):
-            try:
-                step()
-            except OSError:
-                pass
+        written.put_back()
         raise
-    for path in (db_dir, os.path.dirname(db_dir)):
-        backup.fsync_dir(path)
     return done
+
+
+def _swap_token(facts, token, staged_token, token_aside, written, done):
+    """The token replaced when the archive's differs, its old bytes kept beside it (``token_aside``: node and host
+    path); [the token] when it was written."""
+    with open(staged_token, 'rb') as f:
+        new_token = f.read()
+    old_token = None
+    if os.path.exists(token):
+        with open(token, 'rb') as f:
+            old_token = f.read()
+    if old_token == new_token:
+        return []
+    if old_token is not None:
+        _io.write_bytes(token_aside[1], old_token, 0o600, written, replace=False, guard=token)
+        facts['token_aside'] = token_aside[0]
+    _io.write_bytes(token, new_token, 0o600, written)
+    done['token_created'] = old_token is None
+    return [facts['token']]

@@ -33,8 +33,9 @@ class ViewError(Exception):
 class View:
     """Read-only access to the node under ``root`` (``/`` on a real node).
 
-    ``runner(argv[, stdin]) -> (rc, stdout, stderr)`` runs a command that leaves the node's files
-    alone (``systemctl show``, ``journalctl``, ``kubectl``: what kubectl changes is the cluster's),
+    ``runner(argv[, stdin]) -> (rc, stdout, stderr)`` runs a command that leaves the collection's
+    files alone (``systemctl show``, ``journalctl``, ``kubectl``: what kubectl changes is the cluster's;
+    ``k3s etcd-snapshot save``: the snapshot is k3s's own file, in k3s's snapshot directory),
     rc None when the program does not exist; ``which(name)`` finds a program on the node's PATH.
     Both are optional: without them every command counts as missing.
     """

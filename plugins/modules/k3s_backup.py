@@ -8,9 +8,10 @@
 
 How it keeps the collection's contract (docs/developing.md): ``_backup.plan`` reads the node
 through the View only (sizes, free space, the backup directory) and refuses before anything is
-written. The archive does not fit ``Plan``/``Change``, which hold whole file contents in memory
-(a datastore is MBs to GBs, and its bytes must come from SQLite's backup API, not from a file
-read), so ``_backup.write_archive`` writes it by ``_io``'s rules - temp files in the target's
+written; with embedded etcd, ``k3s etcd-snapshot save`` runs through the View too. The archive
+does not fit ``Plan``/``Change``, which hold whole file contents in memory (a datastore is MBs to
+GBs, and its bytes must come from SQLite's backup API, not from a file read), so
+``_backup.write_archive`` streams it through ``_io.stream_file`` - temp files in the target's
 directory, fsync, atomic rename, mode 0600 in a 0700 directory, nothing left behind on a
 failure, nothing written in check mode - under ``_io.node_lock``.
 """
@@ -233,6 +234,7 @@ snapshot:
   sample: /var/lib/rancher/k3s/server/db/snapshots/k3s-backup-server-1-server-1-1769311200
 '''
 
+import functools
 import os
 
 from ansible.module_utils.basic import AnsibleModule
@@ -256,13 +258,17 @@ PUBLIC = ('archive', 'sha256_file', 'sha256', 'size', 'contents', 'rows', 'revis
           'datastore', 'needed_bytes', 'free_bytes', 'backup_dir', 'data_dir', 'snapshot_argv', 'snapshots', 'snapshot')
 
 
-def _etcd_snapshot(module, view, facts):
-    """Run k3s etcd-snapshot save; the facts with the snapshot it wrote (``snapshot``, ``snapshots``)."""
+def _etcd_snapshot(view, facts):
+    """Run k3s etcd-snapshot save (through the View); the facts with the snapshot it wrote (``snapshot``,
+    ``snapshots``). PlanError when it fails or its snapshot cannot be found."""
+    argv = facts['snapshot_argv']
     before = set(view.listdir(facts['snapshot_dir']) or [])
-    rc, out, err = module.run_command(facts['snapshot_argv'], environ_update={'LC_ALL': 'C'})
+    rc, out, err = view.run(argv)
+    out, err = out or '', err or ''
     if rc != 0:
-        module.fail_json(msg='%s failed (rc %s): %s' % (' '.join(facts['snapshot_argv']), rc, (err or out).strip()),
-                         snapshot_argv=facts['snapshot_argv'])
+        raise PlanError('%s failed (rc %s): %s' % (' '.join(argv), rc, (err or out).strip() if rc is not None else
+                                                    '%s is not an executable file on this node' % argv[0]),
+                        snapshot_argv=argv)
     after = view.listdir(facts['snapshot_dir']) or []
     facts['snapshots'] = [os.path.join(facts['snapshot_dir'], n) for n in after if n not in before]
     name = backup.saved_snapshot(out + '\n' + err)
@@ -270,44 +276,47 @@ def _etcd_snapshot(module, view, facts):
         name = os.path.basename(facts['snapshots'][0])
     path = os.path.join(facts['snapshot_dir'], name or '')
     if name is None or not view.isfile(path):
-        module.fail_json(msg='%s ran, but %s: the snapshot cannot be put into the archive. If the server sets '
-                             'etcd-snapshot-dir, give that directory as snapshot_dir. Its output: %s'
-                             % (' '.join(facts['snapshot_argv']),
-                                ('no snapshot file named %s is in %s' % (name, facts['snapshot_dir'])) if name else
-                                'it did not say which snapshot it saved ("Snapshot <name> saved.")',
-                                (err or out).strip()[-2000:]),
-                         snapshot_argv=facts['snapshot_argv'], snapshots=facts['snapshots'])
+        raise PlanError('%s ran, but %s: the snapshot cannot be put into the archive. If the server sets '
+                        'etcd-snapshot-dir, give that directory as snapshot_dir. Its output: %s'
+                        % (' '.join(argv), ('no snapshot file named %s is in %s' % (name, facts['snapshot_dir'])) if name
+                           else 'it did not say which snapshot it saved ("Snapshot <name> saved.")',
+                           (err or out).strip()[-2000:]),
+                        snapshot_argv=argv, snapshots=facts['snapshots'])
     facts['snapshot'] = path
+    return facts
+
+
+def _backup(module, params):
+    """Plan the backup, then (not in check mode) take the etcd snapshot and write the archive; the facts."""
+    view = _io.node_view(module)
+    plan = backup.plan(view, params)
+    for warning in plan.warnings:
+        module.warn(warning)
+    facts = plan.facts
+    if module.check_mode:
+        return facts
+    if facts['datastore'] == 'etcd':
+        facts = _etcd_snapshot(view, facts)
+    facts = backup.write_archive(facts, functools.partial(host_path, _io.ROOT))
+    for warning in facts.get('warnings', []):
+        module.warn(warning)
     return facts
 
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
+    # the datastore's lock (k3s_restore takes it too) and the backup directory's, whatever their spelling
+    locks = [os.path.join(params['data_dir'], 'server', 'db'), params['backup_dir']]
     try:
-        # the datastore's lock (k3s_restore takes it too) and the backup directory's, whatever their spelling
-        locks = [os.path.join(params['data_dir'], 'server', 'db'), params['backup_dir']]
         with _io.node_lock(module, paths=[p for p in locks if os.path.isabs(p)]):
-            view = _io.node_view(module)
-            plan = backup.plan(view, params)
-            facts = plan.facts
-            for warning in plan.warnings:
-                module.warn(warning)
-            if module.check_mode:
-                changed = True
-            else:
-                if facts['datastore'] == 'etcd':
-                    facts = _etcd_snapshot(module, view, facts)
-                facts = backup.write_archive(facts, lambda path: host_path(_io.ROOT, path))
-                for warning in facts.get('warnings', []):
-                    module.warn(warning)
-                changed = True
+            facts = _backup(module, params)
     except (PlanError, backup.BackupError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))
-    except ViewError as e:
-        module.fail_json(msg=str(e))
+    except (ViewError, _io.ApplyError) as e:
+        module.fail_json(msg=getattr(e, 'msg', None) or str(e))
     result = dict((k, facts[k]) for k in PUBLIC if k in facts)
-    module.exit_json(changed=changed, **result)
+    module.exit_json(changed=True, **result)
 
 
 if __name__ == '__main__':

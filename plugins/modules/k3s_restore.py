@@ -10,10 +10,11 @@ through k3s's own --cluster-reset), and the other etcd servers' datastores moved
 How it keeps the collection's contract (docs/developing.md): ``_restore.plan`` reads the node
 through the View only and refuses before anything is written (k3s running, no checksum, a
 place taken). The datastore is a directory swapped by renames, not a file's bytes in a
-``Plan``, so ``_restore.restore`` does the writing by ``_io``'s rules: everything is checked
-(sha256, members, integrity) and unpacked in a temp directory on the same file system first,
-then renamed into place; the previous ``server/db`` is renamed aside, never deleted; a failed
-rename puts the earlier ones back; check mode verifies and writes nothing. With an etcd snapshot,
+``Plan``, so ``_restore.restore`` writes through ``_io``'s directory and stream writes, under
+``_io.node_lock``: everything is checked (sha256, members, integrity) and unpacked in a temp
+directory on the same file system first (``_io.temp_dir``), then swapped into place
+(``_io.replace_dir``); the previous ``server/db`` is renamed aside, never deleted; a failed
+rename puts the earlier ones back (``_io.Written``); check mode verifies and writes nothing. With an etcd snapshot,
 k3s's own restore runs in the foreground afterwards, and anything but its success puts the
 renames back as well.
 """

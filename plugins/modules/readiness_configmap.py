@@ -147,6 +147,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _readiness as readiness
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 
 def _check_files(module, view, params):
@@ -165,20 +166,20 @@ def _check_files(module, view, params):
                              '(k3s_info returns it as "admin_kubeconfig").' % kubeconfig)
 
 
+ARGUMENT_SPEC = dict(
+    kubectl=dict(type='list', elements='str', required=True),
+    kubeconfig=dict(type='path'),
+    name=dict(type='str', default='extender-readiness'),
+    namespace=dict(type='str', default='default'),
+    node_name=dict(type='str', required=True),
+    kube_scheduler=dict(type='str'),
+    restarted=dict(type='bool', default=False),
+    state=dict(type='str', default='present', choices=['present', 'absent']),
+)
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            kubectl=dict(type='list', elements='str', required=True),
-            kubeconfig=dict(type='path'),
-            name=dict(type='str', default='extender-readiness'),
-            namespace=dict(type='str', default='default'),
-            node_name=dict(type='str', required=True),
-            kube_scheduler=dict(type='str'),
-            restarted=dict(type='bool', default=False),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     if not readiness.HAS_YAML:
         module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(readiness.YAML_IMPORT_ERROR))
     params = module.params
@@ -187,14 +188,11 @@ def main():
             kubectl=params['kubectl'], kubeconfig=params['kubeconfig'], name=params['name'],
             namespace=params['namespace'], node_name=params['node_name'], state=params['state'],
             kube_scheduler=params['kube_scheduler'], restarted=params['restarted'])
-    except readiness.ReadinessError as e:
-        module.fail_json(msg=e.msg)
-    view = _io.node_view(module)
-    _check_files(module, view, params)
-    try:
+        view = _io.node_view(module)
+        _check_files(module, view, params)
         result = readiness.publish(view.run, request, check_mode=module.check_mode)
-    except readiness.ReadinessError as e:
-        module.fail_json(msg=e.msg)
+    except PlanError as e:
+        module.fail_json(msg=e.msg, **e.details)
     diff = result.pop('diff')
     if module._diff:
         header = '%s: %s' % (request.where, readiness.DATA_KEY)

@@ -563,10 +563,11 @@ def test_two_runs_at_once_lose_nothing(tmp_path, case):
         assert check(node), '%s round %d: a change was lost' % (case, n)
 
 
-# -- k3s_backup and k3s_restore: they write without _io (an archive is streamed; a datastore directory swapped) --------
-# The same kills, at random lines of their own module_utils (and _io's locks). A backup leaves no archive under its
-# final name that is not whole (its checksum, when there, matches it); a restore leaves server/db holding the old or
-# the new datastore, never missing, never a mix; the next run completes and leaves no temp file of either behind.
+# -- k3s_backup and k3s_restore: an archive streamed, a datastore directory swapped (_io.stream_file, _io.replace_dir) -
+# The same kills, at random lines of their own module_utils and of _io (where their temp files, renames and exchange
+# are). A backup leaves no archive under its final name that is not whole (its checksum, when there, matches it); a
+# restore leaves server/db holding the old or the new datastore, never missing, never a mix; the next run completes
+# and leaves no temp file of either behind.
 DATA = '/var/lib/rancher/k3s'
 DB_DIR = DATA + '/server/db'
 TOKEN = DATA + '/server/token'
@@ -734,8 +735,9 @@ def test_restore_killed_at_random_points(tmp_path):
 
 
 def test_restore_holds_each_step_open_and_server_db_is_never_missing(tmp_path):
-    """The restore runs in a child that stops before every line of _restore.py (so before and after each rename and
-    exchange) until the parent has looked at server/db: it must hold the old or the new datastore every time."""
+    """The restore runs in a child that stops before every line of _restore.py and _io.py (so before and after each
+    rename and exchange) until the parent has looked at server/db: it must hold the old or the new datastore every
+    time."""
     node = _node(tmp_path / 'n')
     args, new_db = _restore_node(node)
     to_parent, from_child = os.pipe()
@@ -746,7 +748,7 @@ def test_restore_holds_each_step_open_and_server_db_is_never_missing(tmp_path):
         os.close(from_parent)
 
         def tracer(frame, event, arg):
-            if os.path.realpath(frame.f_code.co_filename).replace('.pyc', '.py') != RESTORE_FILE:
+            if os.path.realpath(frame.f_code.co_filename).replace('.pyc', '.py') not in (RESTORE_FILE, IO_FILE):
                 return None
             if event == 'line':
                 os.write(from_child, b'.')

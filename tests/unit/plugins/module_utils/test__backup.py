@@ -17,6 +17,7 @@ import time
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _backup as backup
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io, _lock
 from ansible_collections.baremetal.k3s.plugins.module_utils import _restore as restore
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import View, host_path
@@ -45,6 +46,27 @@ def names_and_ids(path):
         return conn.execute('SELECT id, name FROM kine ORDER BY id').fetchall()
     finally:
         conn.close()
+
+
+class LockHolder:
+    """What _io.node_lock needs of a module: a name, and fail_json (a lock not taken fails the test)."""
+
+    _name = 'test'
+
+    def fail_json(self, **kw):
+        raise AssertionError(kw)
+
+
+@pytest.fixture(autouse=True)
+def locked_tree(tmp_path, tmp_path_factory, monkeypatch):
+    """The lock of the test's whole tree held, as k3s_backup and k3s_restore hold theirs while they write: _io
+    refuses a write whose lock (or a lock of a directory above it) is not held."""
+    base = tmp_path_factory.mktemp('run')
+    os.chmod(base, 0o755)
+    monkeypatch.setattr(_lock, 'LOCK_BASE', str(base))
+    monkeypatch.setattr(_io, 'ROOT', '/')
+    with _io.node_lock(LockHolder(), paths=[str(tmp_path)]):
+        yield
 
 
 @pytest.fixture

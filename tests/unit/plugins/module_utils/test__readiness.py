@@ -24,6 +24,7 @@ import yaml
 from ansible.plugins.filter.core import to_nice_yaml
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _readiness as readiness
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 KUBECTL = ['/usr/local/bin/k3s', 'kubectl']
 KUBECONFIG = '/etc/rancher/k3s/k3s.yaml'
@@ -386,7 +387,7 @@ def test_bounded_attempts_fail_clearly(api):
         stored['metadata']['resourceVersion'] = api._next_version()  # pylint: disable=protected-access
 
     api.before_write = someone_else_always_first
-    with pytest.raises(readiness.ReadinessError) as e:
+    with pytest.raises(PlanError) as e:
         readiness.publish(api.runner, request(), max_attempts=5, sleep=sleeps.append, rand=lambda: 0.5)
     assert 'gave up after 5 attempts' in e.value.msg and 'the object has been modified' in e.value.msg
     assert WHERE in e.value.msg and 'Run again' in e.value.msg
@@ -414,14 +415,14 @@ def test_other_kubectl_failures_name_the_command_and_stderr():
     def refused(argv, stdin=None):
         return 1, '', 'The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n'
 
-    with pytest.raises(readiness.ReadinessError) as e:
+    with pytest.raises(PlanError) as e:
         readiness.publish(refused, request())
     assert "/usr/local/bin/k3s kubectl --kubeconfig /etc/rancher/k3s/k3s.yaml --request-timeout 30s get configmap" in e.value.msg
     assert 'exit 1' in e.value.msg and 'was refused' in e.value.msg and 'may read and write configmaps' in e.value.msg
 
 
 def test_a_missing_kubectl_is_named():
-    with pytest.raises(readiness.ReadinessError) as e:
+    with pytest.raises(PlanError) as e:
         readiness.publish(lambda argv, stdin=None: (None, '', ''), request())
     assert e.value.msg.startswith('kubectl /usr/local/bin/k3s was not found on this node')
 
@@ -433,14 +434,14 @@ def test_forbidden_write_is_reported(api):
                            '"system:node:x" cannot create resource "configmaps" in API group "" in the namespace "default"\n')
         return api.runner(argv, stdin)
 
-    with pytest.raises(readiness.ReadinessError) as e:
+    with pytest.raises(PlanError) as e:
         readiness.publish(forbidden, request())
     assert 'Forbidden' in e.value.msg and 'create -f -' in e.value.msg and not isinstance(e.value, readiness.NamespaceMissing)
 
 
 @pytest.mark.parametrize('out', ['not json', '{"kind": "Secret"}', '[]'])
 def test_unexpected_get_output(out):
-    with pytest.raises(readiness.ReadinessError) as e:
+    with pytest.raises(PlanError) as e:
         readiness.publish(lambda argv, stdin=None: (0, out, ''), request())
     assert 'get configmap' in e.value.msg
 
@@ -454,7 +455,7 @@ def test_unexpected_get_output(out):
 ])
 def test_unreadable_nodes_yaml_is_refused_not_overwritten(api, text, message):
     api.put('extender-readiness', {'nodes.yaml': text})
-    with pytest.raises(readiness.ReadinessError) as e:
+    with pytest.raises(PlanError) as e:
         publish(api, request())
     assert message in e.value.msg and WHERE in e.value.msg and 'kubectl edit' in e.value.msg
     assert api.writes == []
@@ -464,7 +465,7 @@ def test_immutable_configmap_is_refused(api):
     api.put('extender-readiness', {'nodes.yaml': nodes_yaml(entry('server-1'))})
     api.objects[('default', 'extender-readiness')]['immutable'] = True
     assert not publish(api, request())['changed']  # nothing to change: fine
-    with pytest.raises(readiness.ReadinessError) as e:
+    with pytest.raises(PlanError) as e:
         publish(api, request(restarted=False))
     assert 'is immutable' in e.value.msg and 'kubectl delete configmap -n default extender-readiness' in e.value.msg
     assert api.writes == []
@@ -483,7 +484,7 @@ def test_immutable_configmap_is_refused(api):
     ({'state': 'gone'}, 'state must be present or absent'),
 ])
 def test_bad_requests_are_refused_before_kubectl_runs(kw, message):
-    with pytest.raises(readiness.ReadinessError) as e:
+    with pytest.raises(PlanError) as e:
         request(**kw)
     assert message in e.value.msg
 

@@ -22,6 +22,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _backup as ba
 from ansible_collections.baremetal.k3s.plugins.module_utils import _restore as restore
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import View, host_path
+from ansible_collections.baremetal.k3s.tests.unit.plugins.module_utils.test__backup import locked_tree  # noqa: F401 pylint: disable=unused-import
 
 NOW = 1769311200  # 2026-01-25T03:20:00Z
 HOST = 'server-1'

@@ -468,7 +468,7 @@ def _backed_up(node):
 def fixture_watched(node, monkeypatch):
     """Every rename and exchange k3s_restore makes, with server/db looked at before and after it: [(call, before,
     after)], each 'old', 'new' or 'missing' (what state.db holds there)."""
-    from ansible_collections.baremetal.k3s.plugins.module_utils import _restore  # pylint: disable=import-outside-toplevel
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _io, _restore  # pylint: disable=import-outside-toplevel
     seen = []
     state = {}
 
@@ -487,19 +487,19 @@ def fixture_watched(node, monkeypatch):
                 seen.append((name, before, look()))
         return wrapped
     monkeypatch.setattr(_restore.os, 'rename', watch('rename', os.rename))  # _restore.os is os: every rename counts
-    monkeypatch.setattr(_restore, 'exchange', watch('exchange', _restore.exchange))
+    monkeypatch.setattr(_io, 'exchange', watch('exchange', _io.exchange))
     return seen, state
 
 
 @pytest.mark.parametrize('kernel', ['exchange', 'no renameat2'])
 def test_restore_never_leaves_server_db_missing(node, watched, monkeypatch, kernel):
-    from ansible_collections.baremetal.k3s.plugins.module_utils import _restore  # pylint: disable=import-outside-toplevel
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _io  # pylint: disable=import-outside-toplevel
     seen, state = watched
     archive, state['new'] = _backed_up(node)
     if kernel == 'no renameat2':
         def enosys(a, b):
             raise OSError(38, 'Function not implemented')
-        monkeypatch.setattr(_restore, 'exchange', enosys)
+        monkeypatch.setattr(_io, 'exchange', enosys)
     del seen[:]
     result = module_ok(k3s_restore, {'archive': archive, 'service': ''})
     assert node.read(DB + '/state.db') == state['new'] and node.read(result['db_aside'] + '/state.db') == \

@@ -11,9 +11,7 @@ import os
 import sqlite3
 import tarfile
 
-from unittest.mock import patch
-
-from ansible.module_utils import basic
+import contextlib
 
 from ansible_collections.baremetal.k3s.plugins.modules import k3s_backup
 
@@ -107,8 +105,18 @@ def etcd_server(node, data=DATA):
     node.write(data + '/server/token', 'K10hash::server:pw\n', 0o600)
 
 
+@contextlib.contextmanager
+def k3s_runs(node, run_command):
+    """k3s on the node, as the module's View runs it: ``run_command(self, argv)`` answers (``self`` is None)."""
+    node.commands['k3s'] = lambda argv, stdin=None: run_command(None, argv)
+    try:
+        yield
+    finally:
+        del node.commands['k3s']
+
+
 def fake_snapshot_save(node, data=DATA, name='k3s-backup-s1-s1-1769311200', content=None, say=True, calls=None):
-    """AnsibleModule.run_command standing for k3s etcd-snapshot save: the file where k3s writes it, k3s's line."""
+    """k3s etcd-snapshot save as the View runs it: the file where k3s writes it, k3s's line."""
     def run_command(self, argv, **kw):  # pylint: disable=unused-argument
         if calls is not None:
             calls.append(list(argv))
@@ -121,7 +129,7 @@ def test_embedded_etcd_archive_holds_the_snapshot_and_the_token(node):
     etcd_server(node, '/data/k3s')
     node.write('/data/k3s/server/db/snapshots/earlier', 'x')
     calls = []
-    with patch.object(basic.AnsibleModule, 'run_command', fake_snapshot_save(node, '/data/k3s', calls=calls)):
+    with k3s_runs(node, fake_snapshot_save(node, '/data/k3s', calls=calls)):
         result = module_ok(k3s_backup, {'data_dir': '/data/k3s', 'host': 's1', 'k3s_binary': '/usr/bin/k3s'})
     assert calls == [['/usr/bin/k3s', 'etcd-snapshot', 'save', '--name', 'k3s-backup-s1', '--data-dir', '/data/k3s']]
     snapshot = '/data/k3s/server/db/snapshots/k3s-backup-s1-s1-1769311200'
@@ -140,7 +148,7 @@ def test_embedded_etcd_archive_holds_the_snapshot_and_the_token(node):
 
 def test_embedded_etcd_snapshot_found_without_k3s_line(node):
     etcd_server(node)
-    with patch.object(basic.AnsibleModule, 'run_command', fake_snapshot_save(node, say=False)):
+    with k3s_runs(node, fake_snapshot_save(node, say=False)):
         result = module_ok(k3s_backup, {'host': 's1'})
     assert result['snapshot'].endswith('/k3s-backup-s1-s1-1769311200')
 
@@ -152,18 +160,18 @@ def test_embedded_etcd_snapshot_elsewhere_is_named(node):
         node.write('/srv/snapshots/k3s-backup-s1-s1-1', snapshot_bytes())
         return 0, '', 'msg="Snapshot k3s-backup-s1-s1-1 saved."'
 
-    with patch.object(basic.AnsibleModule, 'run_command', run_command):
+    with k3s_runs(node, run_command):
         failed = module_fail(k3s_backup, {'host': 's1'})
     assert 'no snapshot file named k3s-backup-s1-s1-1 is in /var/lib/rancher/k3s/server/db/snapshots' in failed
     assert 'give that directory as snapshot_dir' in failed and not node.exists(BDIR)
-    with patch.object(basic.AnsibleModule, 'run_command', run_command):
+    with k3s_runs(node, run_command):
         result = module_ok(k3s_backup, {'host': 's1', 'snapshot_dir': '/srv/snapshots'})
     assert result['contents'][0] == 'server/db/snapshots/k3s-backup-s1-s1-1'
 
 
 def test_embedded_etcd_damaged_snapshot_leaves_no_archive(node):
     etcd_server(node)
-    with patch.object(basic.AnsibleModule, 'run_command', fake_snapshot_save(node, content=b'not a snapshot')):
+    with k3s_runs(node, fake_snapshot_save(node, content=b'not a snapshot')):
         failed = module_fail(k3s_backup, {'host': 's1'})
     assert 'carries no integrity hash' in failed
     assert not node.exists(BDIR)
@@ -171,7 +179,7 @@ def test_embedded_etcd_damaged_snapshot_leaves_no_archive(node):
 
 def test_embedded_etcd_failure_is_reported(node):
     etcd_server(node)
-    with patch.object(basic.AnsibleModule, 'run_command', lambda self, argv, **kw: (1, '', 'etcd not running')):
+    with k3s_runs(node, lambda self, argv, **kw: (1, '', 'etcd not running')):
         failed = module_fail(k3s_backup, {})
     assert 'etcd-snapshot save --name k3s-backup-Node-1.Example failed (rc 1): etcd not running' in failed
     assert not node.exists(BDIR)
@@ -180,7 +188,11 @@ def test_embedded_etcd_failure_is_reported(node):
 def test_embedded_etcd_check_mode_runs_nothing(node):
     etcd_server(node)
     before = node.tree()
-    with patch.object(basic.AnsibleModule, 'run_command', side_effect=AssertionError('ran a command')):
+
+    def never(self, argv):  # pylint: disable=unused-argument
+        raise AssertionError('ran a command: %s' % argv)
+
+    with k3s_runs(node, never):
         result = module_ok(k3s_backup, {}, check_mode=True)
     assert result['snapshot_argv'][1:3] == ['etcd-snapshot', 'save']
     assert result['archive'].startswith(BDIR + '/k3s-backup-') and result['contents'] == ['server/db/snapshots/', 'server/token']

@@ -9,17 +9,13 @@ from __future__ import annotations
 import os
 import tarfile
 
-from unittest.mock import patch
-
 import pytest
-
-from ansible.module_utils import basic
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _restore
 from ansible_collections.baremetal.k3s.plugins.modules import k3s_backup, k3s_restore
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
-from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.test_k3s_backup import DATA, fake_snapshot_save, server
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.test_k3s_backup import DATA, fake_snapshot_save, k3s_runs, server
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.test_secrets import assert_hidden
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.test_secrets import run as run_real
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok, run_module
@@ -109,7 +105,7 @@ def etcd_node(node, token_file=True, args=('--write-kubeconfig-mode=644',), envi
 
 def etcd_backed_up(node, **kw):
     etcd_node(node, **kw)
-    with patch.object(basic.AnsibleModule, 'run_command', fake_snapshot_save(node, name='k3s-backup-s1-s1-1')):
+    with k3s_runs(node, fake_snapshot_save(node, name='k3s-backup-s1-s1-1')):
         return module_ok(k3s_backup, {'host': 's1'})
 
 
