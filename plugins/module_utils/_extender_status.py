@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _extender
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service_clock as sc
 from ansible_collections.baremetal.k3s.plugins.module_utils._scheduler_config_schema import parse_go_duration
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
@@ -33,10 +34,8 @@ INIT_D = '/etc/init.d'
 LOG_DIR = '/var/log'
 LOG_TAIL = 64 * 1024  # bytes of an openrc service log read for its last lines
 
-DEFAULT_SERVICE = {'k3s': 'k3s', 'rke2': 'rke2-server', 'kubeadm': 'kubelet'}
-# Searched before the node's PATH (RKE2 ships crictl in its data dir).
-CRICTL_DIRS = ('/var/lib/rancher/rke2/bin', '/usr/local/bin')
-RKE2_RUNTIME_ENDPOINT = 'unix:///run/k3s/containerd/containerd.sock'
+# Searched before the node's PATH: where a platform ships crictl (RKE2: in its data dir), then /usr/local/bin.
+CRICTL_DIRS = tuple(p.format(p.crictl_dir) for p in _platform.PLATFORMS.values() if p.crictl_dir) + ('/usr/local/bin',)
 
 
 class StatusError(PlanError):
@@ -89,7 +88,8 @@ class ExtenderStatus:
         p = params
         self.p = p
         self.platform = p['platform']
-        self.service = p['service'] or DEFAULT_SERVICE[self.platform]
+        self.record = _platform.get(self.platform)
+        self.service = p['service'] or self.record.server_service
         self.node = node_name(view)
         self.init = self._detect_init(p['init'])
         self.since = self._since()
@@ -200,7 +200,7 @@ class ExtenderStatus:
         return state
 
     def _crictl(self):
-        """crictl's node path: RKE2's data dir and /usr/local/bin first, then the node's PATH."""
+        """crictl's node path: where a platform ships it (RKE2's data dir) and /usr/local/bin first, then the PATH."""
         for directory in CRICTL_DIRS:
             path = os.path.join(directory, 'crictl')
             if self.view.isfile(path) and self.view.mode(path) & 0o111:
@@ -218,8 +218,8 @@ class ExtenderStatus:
         crictl = self._crictl()
         if crictl:
             argv = [crictl]
-            if self.platform == 'rke2':
-                argv += ['--runtime-endpoint', RKE2_RUNTIME_ENDPOINT]
+            if self.record.crictl_endpoint:
+                argv += ['--runtime-endpoint', self.record.crictl_endpoint]
             rc, out, dummy = self.view.run(argv + ['ps', '--name', '^kube-scheduler$', '-o', 'json'])
             if rc == 0:
                 found = sc.parse_crictl_ps(out)
@@ -252,7 +252,8 @@ class ExtenderStatus:
     def observe(self):
         p = self.p
         state = self._systemd() if self.init == 'systemd' else self._openrc()
-        if self.platform == 'k3s':
+        if self.record.scheduler_runs == 'service':
+            # the scheduler runs inside the service's process: the service's start is the scheduler's
             started_at, resolution, source = state['started_at'], state['resolution'], state['started_at_source']
             identity = state['main_pid']
         else:
@@ -297,7 +298,7 @@ class ExtenderStatus:
         return snap
 
     def crash_loop_msg(self, snap, problems):
-        who = self.service if self.platform == 'k3s' else 'the kube-scheduler (or %s)' % self.service
+        who = self.service if self.record.scheduler_runs == 'service' else 'the kube-scheduler (or %s)' % self.service
         since = 'the change at %s' % sc.to_iso(self.since) if self.since is not None else 'the first look'
         if snap['scheduler_healthy'] is None:
             health = 'its scheduler was never seen healthy (scheduler_health_url is empty)'
@@ -349,7 +350,7 @@ class ExtenderStatus:
         snap.update(
             platform=self.platform, init=self.init, service=self.service,
             node_name=self.node, changed_at=sc.to_iso(self.since),
-            kube_scheduler=('%s@%s' % (self.service, self.node)) if self.platform == 'k3s' else 'kube-scheduler-%s' % self.node,
+            kube_scheduler=self.record.kube_scheduler(self.service, self.node),
             elapsed=round(clock.monotonic() - start, 3), attempts=attempts,
         )
         if snap['active_state'] != 'active' or snap['crash_loop']:

@@ -42,6 +42,7 @@ import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils import _openrc as openrc
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit as systemd
@@ -428,7 +429,7 @@ class SystemdUnit:
             self.cmd = self.unit.parse_exec(self.directive)
         except systemd.ParseError as e:
             raise InstallerError('%s: %s' % (self.path, e)) from e
-        if os.path.basename(self.cmd.path) != 'k3s':
+        if os.path.basename(self.cmd.path) != _platform.K3S.binary:
             raise InstallerError('%s starts %s, not k3s: it is not a k3s unit, and this module never writes over another '
                                  'service. Give another name (or systemd_dir), or move the file away.'
                                  % (self.path, self.cmd.path))
@@ -507,7 +508,7 @@ class OpenrcScript:
             if m:
                 self.command_line = (i, m.group(1), m.group(3))
         binary = self.command_line[2] if self.command_line else None
-        if binary is None or os.path.basename(binary) != 'k3s':
+        if binary is None or os.path.basename(binary) != _platform.K3S.binary:
             raise InstallerError('%s starts %s, not k3s: it is not a k3s init script, and this module never writes over '
                                  'another service. Give another name, or move the file away.' % (self.path, binary or 'no command'))
         argv = list(self.parsed.argv)

@@ -28,14 +28,14 @@ The YAML is read as go-yaml v2 reads it (``_goyaml``: ``yes``/``on``/``y`` are b
 from __future__ import annotations
 
 import json
-import os
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 
-DEFAULT_CONFIG_FILE = '/etc/rancher/k3s/config.yaml'
-# RKE2 is built on k3s's configfilearg: the same rules, its own default file and variable.
-RKE2_CONFIG_FILE = '/etc/rancher/rke2/config.yaml'
+DEFAULT_CONFIG_FILE = _platform.K3S.config_file
+# RKE2 is built on k3s's configfilearg: the same rules, its own default file and variable (its platform record).
+RKE2_CONFIG_FILE = _platform.RKE2.config_file
 SUBCOMMANDS = ('server', 'agent')
 
 
@@ -163,20 +163,20 @@ def scheduler_config_of(value):
 
 def product(argv0):
     """``rke2`` when the command is RKE2's binary, else ``k3s`` (both read their config files alike)."""
-    return 'rke2' if os.path.basename(argv0 or '') == 'rke2' else 'k3s'
+    return _platform.for_binary(argv0).name
 
 
 def default_config_file(argv0=None):
     """The config file the product of ``argv0`` reads when nothing names another."""
-    return RKE2_CONFIG_FILE if product(argv0) == 'rke2' else DEFAULT_CONFIG_FILE
+    return _platform.for_binary(argv0).config_file
 
 
 def find_config_file(argv, environ=None):
     """The config file k3s (or RKE2) uses for ``argv`` (argv[0] included) and the environment."""
     environ = environ or {}
-    argv0 = argv[0] if argv else None
-    default = default_config_file(argv0)
-    variable = 'RKE2_CONFIG_FILE' if product(argv0) == 'rke2' else 'K3S_CONFIG_FILE'
+    platform = _platform.for_binary(argv[0] if argv else None)
+    default = platform.config_file
+    variable = platform.config_env
     if environ.get(variable):
         return environ[variable]
     for i, arg in enumerate(argv):

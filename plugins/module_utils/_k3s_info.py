@@ -8,8 +8,10 @@
 """The logic of ``baremetal.k3s.k3s_info``: which control plane runs on the node, and how its scheduler starts.
 
 ``gather(view, params)`` reads the node through the view and returns a Plan with no changes:
-its ``facts`` are the module's result. k3s and RKE2 are read as their services start them
-(``_service``); kubeadm from the kube-scheduler static pod manifest.
+its ``facts`` are the module's result. The platform's record (``_platform``) is chosen once from
+what runs there and returned as ``platform_record``; a platform whose scheduler flags are service
+arguments (k3s, RKE2) is read as its service starts it (``_service``), one whose scheduler is a
+static pod of the kubelet's (kubeadm) from the kube-scheduler manifest.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
@@ -26,21 +29,12 @@ from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import
 
 SCHEDULER_FLAG = 'kube-scheduler-arg'
 _VERSION_RE = re.compile(r'\b(v\d+\.\d+\.\d+[^\s()]*)')
-SERVICES = {'k3s': ['k3s', 'k3s-agent'], 'rke2': ['rke2-server', 'rke2-agent']}
-DATA_DIRS = {'k3s': '/var/lib/rancher/k3s', 'rke2': '/var/lib/rancher/rke2'}
-ADMIN_KUBECONFIGS = {'k3s': '/etc/rancher/k3s/k3s.yaml', 'rke2': '/etc/rancher/rke2/rke2.yaml'}
-KUBEADM_MANIFEST = '/etc/kubernetes/manifests/kube-scheduler.yaml'
-KUBEADM_ADMIN = '/etc/kubernetes/admin.conf'
+KUBEADM_MANIFEST = _platform.KUBEADM.scheduler_manifest
+# A kubeadm worker: the kubelet's service with the kubeconfig kubeadm join writes.
 KUBEADM_KUBELET_CONF = '/etc/kubernetes/kubelet.conf'
-# kubeadm's packages install kubectl there; the node's PATH is asked first.
-KUBEADM_KUBECTL = '/usr/bin/kubectl'
-# The scheduler's serving certificate k3s issues from its server CA and passes as --tls-cert-file
-# (k3s-io/k3s#12172: 1.30.13, 1.31.9, 1.32.5, 1.33.1 and every later minor), under <data-dir>.
-SCHEDULER_SERVING_CERT = ('server', 'tls', 'kube-scheduler', 'kube-scheduler.crt')
-SERVER_CA = ('server', 'tls', 'server-ca.crt')
+# The k3s releases that issue the scheduler's serving certificate (the record's scheduler_cert, from its
+# server CA) and pass it as --tls-cert-file (k3s-io/k3s#12172: 1.30.13, 1.31.9, 1.32.5, 1.33.1 and every later minor).
 SCHEDULER_CERT_SINCE = {30: 13, 31: 9, 32: 5, 33: 1}
-# RKE2 runs the scheduler as a static pod it writes at every start: its arguments say which certificate it serves.
-RKE2_SCHEDULER_MANIFEST = ('agent', 'pod-manifests', 'kube-scheduler.yaml')
 _KUBE_VERSION_RE = re.compile(r'^v(\d+)\.(\d+)\.(\d+)')
 
 
@@ -54,15 +48,17 @@ def parse_version(text):
     return version, version.split('+', 1)[0]
 
 
-def _empty(service, hostname, platform='k3s'):
+def _empty(service, hostname, platform=_platform.K3S):
+    node = hostname.strip().lower()
     return {
-        'changed': False, 'installed': False, 'platform': platform, 'init': '', 'service': services.short_name(service),
+        'changed': False, 'installed': False, 'platform': platform.name, 'init': '', 'service': services.short_name(service),
         'manifest_path': '', 'data_dir': '', 'scheduler_kubeconfig': '', 'admin_kubeconfig': '', 'kubectl': [],
         'unit_path': '', 'dropins': [], 'unit_writable': False, 'node_role': '', 'argv': [], 'k3s_args': [],
         'config_file': '', 'config_files': [], 'config_dir_writable': False, 'scheduler_args': [],
         'scheduler_config': '', 'scheduler_config_source': '', 'scheduler_ca_file': '', 'version': '',
         'kubernetes_version': '',
-        'active': False, 'main_pid': 0, 'node_name': hostname.strip().lower(),
+        'active': False, 'main_pid': 0, 'node_name': node,
+        'platform_record': platform.facts(service=services.short_name(service), node=node),
     }
 
 
@@ -79,16 +75,15 @@ def _running(view, init):
     return rc == 0, services.main_pid(view, init) or 0
 
 
-def service_kubectl(platform, binary, data_dir):
-    """The kubectl a k3s or RKE2 install ships: k3s's is a subcommand of its binary, RKE2's a file in its data dir."""
-    if platform == 'rke2':
-        return [os.path.join(data_dir, 'bin', 'kubectl')]
-    return [binary, 'kubectl']
-
-
-def kubeadm_kubectl(view):
-    """kubeadm's kubectl: the one on the node's PATH, else where kubeadm's packages put it."""
-    return [view.which('kubectl') or KUBEADM_KUBECTL]
+def node_record(view, platform, data_dir='', binary='', service='', node='', **detected):
+    """The record of ``platform`` as it applies on this node: templates filled in, ``detected`` values (an admin
+    kubeconfig a flag names...) over the defaults, kubectl found (k3s's is a subcommand of its binary, RKE2's a
+    file in its data dir, kubeadm's on the node's PATH, else where its packages put it)."""
+    record = platform.facts(data_dir=data_dir, binary=binary, service=service, node=node)
+    if platform.kubectl_on_path:
+        record['kubectl'] = [view.which('kubectl') or record['kubectl'][0]] + record['kubectl'][1:]
+    record.update(data_dir=data_dir, **detected)
+    return record
 
 
 def _last_flag(args, *names):
@@ -118,19 +113,19 @@ def _scheduler_arg(scheduler_args, name):
     return value
 
 
-def scheduler_ca_file(view, platform, data_dir, kube_version, scheduler_args):
+def scheduler_ca_file(view, record, kube_version, scheduler_args):
     """The CA that signs the certificate the scheduler serves on :10259, when the node shows it; '' otherwise.
 
-    k3s: its server CA, when k3s issued ``server/tls/kube-scheduler/kube-scheduler.crt`` (its release passes that
-    file to the scheduler) and no ``--kube-scheduler-arg`` names another one. RKE2: the same, when the scheduler's
-    static pod (written at RKE2's last start) passes that certificate.
+    ``record``: the node's platform record (``node_record``). Its ``scheduler_ca`` when the platform issued its
+    ``scheduler_cert`` (``server/tls/kube-scheduler/kube-scheduler.crt``) and passes it to the scheduler: k3s (a
+    scheduler in its process) in the releases that do, unless a ``--kube-scheduler-arg`` names another one; RKE2 (a
+    static pod it writes at every start) when its scheduler's manifest passes that certificate.
     """
-    cert = os.path.join(data_dir, *SCHEDULER_SERVING_CERT)
-    ca = os.path.join(data_dir, *SERVER_CA)
-    if not (view.isfile(cert) and view.isfile(ca)):
+    cert, ca = record['scheduler_cert'], record['scheduler_ca']
+    if not (cert and ca and view.isfile(cert) and view.isfile(ca)):
         return ''
-    if platform == 'rke2':
-        data = view.read(os.path.join(data_dir, *RKE2_SCHEDULER_MANIFEST))
+    if record['scheduler_manifest']:
+        data = view.read(record['scheduler_manifest'])
         try:
             pod = goyaml.load_json(data, strict=True) if data is not None else None
         except goyaml.GoYamlError:
@@ -175,55 +170,67 @@ def gather_service(view, service, found=None):
     docs = services.config_documents(view, files)
     secrets.add(found, secrets.documents_secrets(docs))
     k3s_args = k3s_config.insert_flags(argv, k3s_config.to_flags(k3s_config.merge(docs)))
-
-    effective = k3s_config.effective_sources(docs, argv[1:], init.exec_path, SCHEDULER_FLAG)
-    from_files = k3s_config.flag_sources(docs, SCHEDULER_FLAG)
-    if k3s_config.flag_values(argv[1:], SCHEDULER_FLAG) and from_files:
-        warnings.append('the command line in %s passes --%s and the config files (%s) do too. Reported as the k3s '
-                        'docs describe it: the command line replaces the files\' list (k3s\'s code comment says it '
-                        'adds to it). Keep scheduler args in one place.'
-                        % (init.exec_path, SCHEDULER_FLAG, ', '.join(sorted(set(p for dummy, p in from_files)))))
-    sched_config, sched_source = '', ''
-    for value, source in effective:
-        path = k3s_config.scheduler_config_of(value)
-        if path is not None:
-            sched_config, sched_source = path, source
-
-    binary = argv[0]
-    platform = k3s_config.product(binary)
-    env_prefix = platform.upper() + '_'
-    names = k3s_config.flag_values(k3s_args[1:], 'node-name')
-    node_name = names[-1] if names else (init.env.get(env_prefix + 'NODE_NAME') or hostname)
-    # k3s's order: the flag (command line or config files), then its variable K3S_DATA_DIR, then the default
-    data_dir = _last_flag(k3s_args[1:], 'data-dir', 'd') or init.env.get(env_prefix + 'DATA_DIR') or DATA_DIRS[platform]
-    admin = _last_flag(k3s_args[1:], 'write-kubeconfig', 'o') or init.env.get(env_prefix + 'KUBECONFIG_OUTPUT') \
-        or ADMIN_KUBECONFIGS[platform]
+    effective, sched_config, sched_source = _scheduler_flags(docs, argv, init.exec_path, warnings)
+    node_name, record = _service_record(view, init, k3s_args, hostname)
 
     version, kube_version = '', ''
-    rc, out, dummy = view.run([binary, '--version'])
+    rc, out, dummy = view.run([argv[0], '--version'])
     if rc == 0:
         version, kube_version = parse_version(out)
     active, pid = _running(view, init)
     scheduler_args = [v for v, dummy in effective]
 
     result.update({
-        'installed': True, 'platform': platform, 'init': init.kind, 'service': services.short_name(init.service),
-        'unit_path': init.path,
-        'data_dir': data_dir, 'scheduler_kubeconfig': os.path.join(data_dir, 'server', 'cred', 'scheduler.kubeconfig'),
-        'admin_kubeconfig': admin, 'kubectl': service_kubectl(platform, binary, data_dir),
+        'installed': True, 'platform': record['name'], 'init': init.kind, 'service': services.short_name(init.service),
+        'unit_path': init.path, 'platform_record': record, 'data_dir': record['data_dir'],
+        'scheduler_kubeconfig': record['scheduler_kubeconfig'],
+        'admin_kubeconfig': record['admin_kubeconfig'], 'kubectl': record['kubectl'],
         'dropins': list(init.dropin_paths), 'unit_writable': view.writable(init.path),
         'node_role': role, 'argv': secrets.hide_argv(argv), 'k3s_args': secrets.hide_argv(k3s_args),
         'config_file': config_file, 'config_files': files,
         'config_dir_writable': view.writable(os.path.join(config_file + '.d', 'x.yaml')),
         'scheduler_args': scheduler_args,
         'scheduler_config': sched_config, 'scheduler_config_source': sched_source,
-        'scheduler_ca_file': (scheduler_ca_file(view, platform, data_dir, kube_version, scheduler_args)
-                              if role == 'server' else ''),
+        'scheduler_ca_file': scheduler_ca_file(view, record, kube_version, scheduler_args) if role == 'server' else '',
         'version': version, 'kubernetes_version': kube_version,
-        'active': bool(active), 'main_pid': int(pid or 0),
-        'node_name': node_name.strip().lower(),
+        'active': bool(active), 'main_pid': int(pid or 0), 'node_name': node_name,
     })
     return result, warnings
+
+
+def _scheduler_flags(docs, argv, exec_path, warnings):
+    """(effective [(value, source)], scheduler config, its source) of the scheduler flag; a warning when the command
+    line and the config files both give it."""
+    effective = k3s_config.effective_sources(docs, argv[1:], exec_path, SCHEDULER_FLAG)
+    from_files = k3s_config.flag_sources(docs, SCHEDULER_FLAG)
+    if k3s_config.flag_values(argv[1:], SCHEDULER_FLAG) and from_files:
+        warnings.append('the command line in %s passes --%s and the config files (%s) do too. Reported as the k3s '
+                        'docs describe it: the command line replaces the files\' list (k3s\'s code comment says it '
+                        'adds to it). Keep scheduler args in one place.'
+                        % (exec_path, SCHEDULER_FLAG, ', '.join(sorted(set(p for dummy, p in from_files)))))
+    sched_config, sched_source = '', ''
+    for value, source in effective:
+        path = k3s_config.scheduler_config_of(value)
+        if path is not None:
+            sched_config, sched_source = path, source
+    return effective, sched_config, sched_source
+
+
+def _service_record(view, init, k3s_args, hostname):
+    """(node name, the node's platform record) of the service's binary: its flags, then its variables, then
+    the record's defaults (k3s's order: --data-dir, then K3S_DATA_DIR, then the default)."""
+    binary = k3s_args[0]
+    platform = _platform.for_binary(binary)
+    env = init.env
+    prefix = platform.env_prefix
+    names = k3s_config.flag_values(k3s_args[1:], 'node-name')
+    node_name = (names[-1] if names else (env.get(prefix + 'NODE_NAME') or hostname)).strip().lower()
+    data_dir = _last_flag(k3s_args[1:], 'data-dir', 'd') or env.get(prefix + 'DATA_DIR') or platform.data_dir
+    admin = _last_flag(k3s_args[1:], 'write-kubeconfig', 'o') or env.get(prefix + 'KUBECONFIG_OUTPUT') \
+        or platform.admin_kubeconfig
+    record = node_record(view, platform, data_dir=data_dir, binary=binary, service=services.short_name(init.service),
+                         node=node_name, admin_kubeconfig=admin)
+    return node_name, record
 
 
 def k3s_config_expand(init):
@@ -247,9 +254,12 @@ def image_version(image):
     return m.group(1), m.group(1).split('+', 1)[0]
 
 
-def gather_kubeadm(view, manifest_path, service='kubelet'):
-    """The facts of a kubeadm node: the scheduler's static pod manifest, and the kubelet that runs it."""
-    result = _empty(service, view.hostname(), 'kubeadm')
+def gather_static_pod(view, manifest_path, platform=_platform.KUBEADM, service=None):
+    """The facts of a node whose scheduler is a static pod of the kubelet's (kubeadm): the scheduler's manifest, and
+    the kubelet that runs it."""
+    service = service or platform.server_service
+    result = _empty(service, view.hostname(), platform)
+    node = result['node_name']
     result['manifest_path'] = manifest_path
     try:
         init = services.read_init(view, service)
@@ -259,8 +269,9 @@ def gather_kubeadm(view, manifest_path, service='kubelet'):
     data = view.read(manifest_path)
     if data is None:
         if init and view.exists(KUBEADM_KUBELET_CONF):
+            record = node_record(view, platform, service=service, node=node, scheduler_manifest=manifest_path)
             result.update({'installed': True, 'init': kind, 'unit_path': unit, 'node_role': 'agent',
-                           'kubectl': kubeadm_kubectl(view)})
+                           'kubectl': record['kubectl'], 'platform_record': record})
             result['active'], result['main_pid'] = _running(view, init)
         else:
             result['msg'] = ('no kube-scheduler static pod manifest at %s and no kubeadm worker (%s service with %s)'
@@ -278,12 +289,15 @@ def gather_kubeadm(view, manifest_path, service='kubelet'):
     sched_args = argv[1:]
     config = _last_flag(sched_args, 'config')
     version, kube_version = image_version(container.get('image'))
+    # the manifest's --kubeconfig is the scheduler's kubeconfig (empty when it names none)
+    record = node_record(view, platform, service=service, node=node, scheduler_manifest=manifest_path,
+                         scheduler_kubeconfig=_last_flag(sched_args, 'kubeconfig'))
     result.update({
         'installed': True, 'init': kind or 'systemd', 'unit_path': unit, 'node_role': 'server', 'argv': argv,
         'k3s_args': argv, 'scheduler_args': sched_args, 'scheduler_config': config,
         'scheduler_config_source': manifest_path if config else '',
-        'scheduler_kubeconfig': _last_flag(sched_args, 'kubeconfig'), 'admin_kubeconfig': KUBEADM_ADMIN,
-        'kubectl': kubeadm_kubectl(view),
+        'scheduler_kubeconfig': record['scheduler_kubeconfig'], 'admin_kubeconfig': record['admin_kubeconfig'],
+        'kubectl': record['kubectl'], 'platform_record': record,
         'version': version, 'kubernetes_version': kube_version,
     })
     if init:
@@ -307,34 +321,37 @@ def gather(view, params, found=None):
 
 
 def _gather(view, params, found):
+    """The platform's record is chosen here, once: from the binary the service starts (``gather_service``), or
+    from the first platform found (``platform: auto``, in the order of ``_platform.PLATFORMS``)."""
     platform, service = params.get('platform') or 'auto', params.get('service')
-    manifest = params.get('manifest_path') or KUBEADM_MANIFEST
+    wanted = list(_platform.PLATFORMS.values()) if platform == 'auto' else [_platform.get(platform)]
     if service:
         services.check_service_name(service)
-        if platform == 'kubeadm':
-            return gather_kubeadm(view, manifest, service), []
+        if wanted[0].scheduler_flag == 'static_pod' and platform != 'auto':
+            return gather_static_pod(view, params.get('manifest_path') or wanted[0].scheduler_manifest, wanted[0],
+                                     service), []
         result, warnings = gather_service(view, service, found)
         if result['installed'] and platform not in ('auto', result['platform']):
             raise services.ServiceError('service %s runs %s (%s), not %s; set platform to %s or auto.'
                                         % (service, result['platform'], result['argv'][0], platform, result['platform']))
         return result, warnings
     looked = []
-    for candidate in (['k3s', 'rke2', 'kubeadm'] if platform == 'auto' else [platform]):
-        if candidate == 'kubeadm':
-            result = gather_kubeadm(view, manifest)
-            if result['installed'] or platform == 'kubeadm':
+    for candidate in wanted:
+        if candidate.scheduler_flag == 'static_pod':
+            result = gather_static_pod(view, params.get('manifest_path') or candidate.scheduler_manifest, candidate)
+            if result['installed'] or platform != 'auto':
                 return result, []
             looked.append(result['msg'])
             continue
-        for name in SERVICES[candidate]:
+        for name in candidate.services:
             try:
                 services.find(view, name)
             except services.ServiceNotFound as e:
                 looked.append(e.msg.split(' Install', maxsplit=1)[0])
                 continue
             return gather_service(view, name, found)
-    first = SERVICES.get(platform, ['k3s'])[0] if platform != 'kubeadm' else 'kubelet'
-    result = _empty(first, view.hostname(), 'k3s' if platform == 'auto' else platform)
-    wanted = 'k3s, RKE2 or kubeadm control plane' if platform == 'auto' else platform
-    result['msg'] = 'found no %s on this node: %s' % (wanted, '; '.join(looked))
+    first = wanted[0]
+    result = _empty(first.server_service, view.hostname(), first)
+    result['msg'] = 'found no %s on this node: %s' % (
+        _platform.titles() + ' control plane' if platform == 'auto' else platform, '; '.join(looked))
     return result, []

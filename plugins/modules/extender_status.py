@@ -386,10 +386,11 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _extender_status as extender_status
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 ARGUMENT_SPEC = dict(
-    platform=dict(type='str', default='k3s', choices=['k3s', 'rke2', 'kubeadm']),
+    platform=dict(type='str', default='k3s', choices=_platform.names()),
     init=dict(type='str', default='auto', choices=['auto', 'systemd', 'openrc']),
     service=dict(type='str'),
     since=dict(type='str'),

@@ -113,6 +113,123 @@ platform:
   returned: always
   type: str
   sample: k3s
+platform_record:
+  description:
+    - What differs between the platforms, for the platform of RV(platform) as it applies on this node - paths under the
+      data directory resolved with RV(data_dir), RV(admin_kubeconfig), RV(scheduler_kubeconfig) and RV(kubectl) as found.
+      Roles read these fields instead of comparing the platform's name.
+    - When nothing is installed, the record of RV(platform) with its defaults.
+  returned: always
+  type: dict
+  contains:
+    name:
+      description: The platform's name, as RV(platform).
+      type: str
+    title:
+      description: How messages name it (C(k3s), C(RKE2), C(kubeadm)).
+      type: str
+    binary:
+      description: The basename of the binary its services start; empty for kubeadm.
+      type: str
+    services:
+      description: Its services as its installers name them, the server's first, then the agent's.
+      type: list
+      elements: str
+    data_dir:
+      description: Its data directory (RV(data_dir)); empty for kubeadm.
+      type: str
+    config_file:
+      description: The config file its binary reads by default; empty for kubeadm.
+      type: str
+    config_env:
+      description: The variable that names another config file (C(K3S_CONFIG_FILE), C(RKE2_CONFIG_FILE)).
+      type: str
+    env_prefix:
+      description: The prefix of its binary's environment variables (C(K3S_), C(RKE2_)).
+      type: str
+    admin_kubeconfig:
+      description: As RV(admin_kubeconfig).
+      type: str
+    kubectl:
+      description: As RV(kubectl).
+      type: list
+      elements: str
+    kubectl_on_path:
+      description: Whether kubectl is looked for on the node's PATH first (kubeadm).
+      type: bool
+    scheduler_kubeconfig:
+      description: As RV(scheduler_kubeconfig).
+      type: str
+    scheduler_config:
+      description: Where the role V(baremetal.k3s.scheduler_extender) puts its scheduler config when the scheduler has none.
+      type: str
+    scheduler_flag:
+      description:
+        - How a scheduler flag reaches the scheduler - V(service_arg), a C(--kube-scheduler-arg) of the service
+          (M(baremetal.k3s.k3s_service_arg)); V(static_pod), the command of the scheduler's static pod
+          (M(baremetal.k3s.static_pod_arg)).
+      type: str
+    scheduler_mount_arg:
+      description: The service argument that mounts a file into the scheduler's pod (RKE2); empty when none is needed.
+      type: str
+    scheduler_runs:
+      description: V(service) when the scheduler runs inside the service's process (k3s), V(static_pod) when it is a pod.
+      type: str
+    restart:
+      description:
+        - What applies a changed scheduler flag - V(service), a restart of the service; V(static_pod), the kubelet
+          re-reading a changed manifest (the scheduler process stopped for a changed config alone).
+      type: str
+    scheduler_name:
+      description: How the scheduler names itself on this node (C(k3s@server-1), C(kube-scheduler-server-1)).
+      type: str
+    scheduler_manifest:
+      description: The scheduler's static pod manifest; empty for k3s.
+      type: str
+    scheduler_cert:
+      description: The serving certificate the platform issues the scheduler; empty when it issues none.
+      type: str
+    scheduler_ca:
+      description: The CA that signs RV(platform_record.scheduler_cert); RV(scheduler_ca_file) says whether it is in use.
+      type: str
+    server_ca:
+      description: The cluster's server CA.
+      type: str
+    client_ca:
+      description: The CA that signs C(kubernetes.io/kube-apiserver-client) certificates.
+      type: str
+    crictl_dir:
+      description: Where the platform ships crictl; empty when it does not.
+      type: str
+    crictl_endpoint:
+      description: The container runtime endpoint the platform's crictl needs; empty for crictl's default.
+      type: str
+  sample:
+    name: k3s
+    title: k3s
+    binary: k3s
+    services: [k3s, k3s-agent]
+    data_dir: /var/lib/rancher/k3s
+    config_file: /etc/rancher/k3s/config.yaml
+    config_env: K3S_CONFIG_FILE
+    env_prefix: K3S_
+    admin_kubeconfig: /etc/rancher/k3s/k3s.yaml
+    kubectl: [/usr/local/bin/k3s, kubectl]
+    kubectl_on_path: false
+    scheduler_kubeconfig: /var/lib/rancher/k3s/server/cred/scheduler.kubeconfig
+    scheduler_config: /etc/rancher/k3s/kube-scheduler/config.yaml
+    scheduler_flag: service_arg
+    scheduler_mount_arg: ''
+    scheduler_runs: service
+    restart: service
+    scheduler_name: k3s@server-1
+    scheduler_manifest: ''
+    scheduler_cert: /var/lib/rancher/k3s/server/tls/kube-scheduler/kube-scheduler.crt
+    scheduler_ca: /var/lib/rancher/k3s/server/tls/server-ca.crt
+    server_ca: /var/lib/rancher/k3s/server/tls/server-ca.crt
+    client_ca: /var/lib/rancher/k3s/server/tls/client-ca.crt
+    crictl_dir: ''
+    crictl_endpoint: ''
 manifest_path:
   description: The kube-scheduler static pod manifest (kubeadm); empty for k3s and RKE2.
   returned: always
@@ -266,10 +383,11 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_info as k3s_info
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 ARGUMENT_SPEC = dict(
-    platform=dict(type='str', default='auto', choices=['auto', 'k3s', 'rke2', 'kubeadm']),
+    platform=dict(type='str', default='auto', choices=['auto'] + _platform.names()),
     service=dict(type='str'),
     manifest_path=dict(type='path'),
 )
