@@ -28,6 +28,7 @@ import os
 import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config_schema as schema
 from ansible_collections.baremetal.k3s.plugins.module_utils import _url
 from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as yamledit
@@ -51,11 +52,8 @@ VERSIONS = {
 }
 VERSION_ORDER = ('v1beta1', 'v1beta2', 'v1beta3', 'v1')
 
-PLATFORM_KUBECONFIGS = (
-    ('k3s', '/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig'),
-    ('rke2', '/var/lib/rancher/rke2/server/cred/scheduler.kubeconfig'),
-    ('kubeadm', '/etc/kubernetes/scheduler.conf'),
-)
+# (platform, the scheduler kubeconfig it gives by default), offered when a config names none
+PLATFORM_KUBECONFIGS = tuple((p.name, p.format(p.scheduler_kubeconfig)) for p in _platform.PLATFORMS.values())
 
 # Directories whose every file is read by the kubelet: never put a backup there.
 
