@@ -33,15 +33,14 @@ import sys
 import tempfile
 import time
 
+import goyaml_cases  # pylint: disable=import-error
 import pytest
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as gy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GO_DIR = os.path.join(ROOT, 'tests', 'goyaml')
-sys.path.insert(0, GO_DIR)
-import goyaml_cases  # noqa: E402 pylint: disable=wrong-import-position,import-error
-
-from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as gy  # noqa: E402 pylint: disable=wrong-import-position
 
 REQUIRE = os.environ.get('BAREMETAL_K3S_REQUIRE_KUBE') == '1'
 CASES = int(os.environ.get('BAREMETAL_K3S_GOYAML_CASES', '600'))

@@ -24,7 +24,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tarfile
 import time
 
@@ -32,10 +31,10 @@ import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit as su
 
+import installer  # pylint: disable=import-error
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-import installer  # noqa: E402 pylint: disable=wrong-import-position,import-error
 
 IMAGE = os.environ.get('BAREMETAL_K3S_IMAGE_SYSTEMD')
 REQUIRE = os.environ.get('BAREMETAL_K3S_REQUIRE_DOCKER') == '1'

@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
+import fingerprint  # pylint: disable=import-error
+
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'extensions', 'molecule', 'shared')
-sys.path.insert(0, SHARED)
-import fingerprint  # noqa: E402 pylint: disable=wrong-import-position,import-error
 
 
 @pytest.fixture(name='tree')

@@ -13,8 +13,7 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'integration'))
-import installer  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import installer  # pylint: disable=import-error
 
 INSTALLER_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'integration', 'installer.py')
 

@@ -8,13 +8,10 @@ kube-scheduler's leader election writes them: a leader that releases its Lease, 
 from __future__ import annotations
 
 import datetime
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'extensions', 'molecule', 'shared'))
-import rollout_probe  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import rollout_probe  # pylint: disable=import-error
 
 T0 = 1_800_000_000.0
 RENEW_WITHIN = 4.0

@@ -8,12 +8,8 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
-
-import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import bk3s_checks as c  # pylint: disable=import-error
 
 MODE = '/run/reference-extender/mode'
 PROBE_POD = 'baremetal-k3s-extender-probe'  # the pod the module's probe names

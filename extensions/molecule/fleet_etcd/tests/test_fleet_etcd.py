@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 import testinfra
 from testinfra.utils.ansible_runner import AnsibleRunner
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
-
-import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import bk3s_checks as c  # pylint: disable=import-error
 
 RUNNER = AnsibleRunner(os.environ['MOLECULE_INVENTORY_FILE'])
 KUBECTL = 'k3s kubectl --kubeconfig /etc/rancher/k3s/k3s.yaml '

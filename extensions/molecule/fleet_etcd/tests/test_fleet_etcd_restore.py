@@ -16,15 +16,12 @@ import hashlib
 import json
 import os
 import re
-import sys
 import tarfile
 
 import testinfra
 from testinfra.utils.ansible_runner import AnsibleRunner
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
-
-import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import bk3s_checks as c  # pylint: disable=import-error
 
 INVENTORY = os.environ['MOLECULE_INVENTORY_FILE']
 EPHEMERAL = os.environ['MOLECULE_EPHEMERAL_DIRECTORY']

@@ -9,13 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 
 import testinfra
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
-
-import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import bk3s_checks as c  # pylint: disable=import-error
 
 INVENTORY = os.environ['MOLECULE_INVENTORY_FILE']
 SERVER = testinfra.get_host('ansible://bk3s-orc-server', ansible_inventory=INVENTORY)

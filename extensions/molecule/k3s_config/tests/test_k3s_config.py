@@ -6,12 +6,8 @@
 
 from __future__ import annotations
 
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
-
-import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import bk3s_checks as c  # pylint: disable=import-error
 
 
 def test_unit_is_untouched(host):

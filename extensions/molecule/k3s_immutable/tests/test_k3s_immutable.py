@@ -6,14 +6,10 @@
 
 from __future__ import annotations
 
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
-
-import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import bk3s_checks as c  # pylint: disable=import-error
 
 UNIT = '/usr/lib/systemd/system/k3s.service'
 DROPIN = '/etc/systemd/system/k3s.service.d/99-baremetal-k3s.conf'

@@ -7,13 +7,9 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
-
-import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import bk3s_checks as c  # pylint: disable=import-error
 
 NODES = ['worker-a', 'worker-b']  # the reference extender scores nodes in name order: worker-a wins
 

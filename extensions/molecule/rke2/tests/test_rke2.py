@@ -6,14 +6,10 @@
 
 from __future__ import annotations
 
-import os
-import sys
 
 import yaml
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
-
-import bk3s_checks as c  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import bk3s_checks as c  # pylint: disable=import-error
 
 OURS = '/etc/rancher/rke2/kube-scheduler/config.yaml'
 DROPIN = '/etc/rancher/rke2/config.yaml.d/99-baremetal-k3s-scheduler.yaml'

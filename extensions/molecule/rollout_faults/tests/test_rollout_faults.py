@@ -7,11 +7,7 @@ k3s active, its scheduler serving through the extender, on the files of the comp
 
 from __future__ import annotations
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'shared'))
-import bk3s_checks as chk  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import bk3s_checks as chk  # pylint: disable=import-error
 
 
 def test_wired_with_the_good_files(host):

@@ -7,11 +7,8 @@
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'integration'))
-import installer  # noqa: E402,F401 pylint: disable=wrong-import-position,import-error,unused-import
+import installer  # noqa: F401 pylint: disable=import-error,unused-import
 
 ARG_SETS = [
     [],

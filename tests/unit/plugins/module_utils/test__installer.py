@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
@@ -17,8 +16,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanErr
 from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import UnitFile, parse_environment_file
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import View
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _variants import ARG_SETS, installer, variants  # noqa: E402 pylint: disable=wrong-import-position,import-error
+from _variants import ARG_SETS, installer, variants  # pylint: disable=import-error
 
 VARIANTS = variants('systemd') + variants('openrc')
 

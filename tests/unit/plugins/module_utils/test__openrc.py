@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -18,8 +17,7 @@ import pytest
 from ansible_collections.baremetal.k3s.plugins.module_utils import _openrc
 from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import ParseError
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _variants import installer, variants  # noqa: E402 pylint: disable=wrong-import-position,import-error
+from _variants import installer, variants  # pylint: disable=import-error
 
 SCHED = '--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml'
 ODD = "--x=it's a \"test\" with \\ and $HOME `x` ü"

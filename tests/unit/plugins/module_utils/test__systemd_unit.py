@@ -6,15 +6,12 @@
 
 from __future__ import annotations
 
-import os
-import sys
 
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit as su
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _variants import installer, variants  # noqa: E402 pylint: disable=wrong-import-position,import-error
+from _variants import installer, variants  # pylint: disable=import-error
 
 SCHED = '--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml'
 ODD = "--x=it's a \"test\" with \\ and 100% ü"

@@ -13,15 +13,13 @@ test wrote, with node paths (``/etc/...``) in its results. Commands (``systemctl
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import View
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', '..', 'integration'))
-import installer  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import installer  # pylint: disable=import-error
 
 BOOT = 1_700_000_000  # /proc/stat btime of the fake node
 

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
@@ -20,8 +19,7 @@ from ansible_collections.baremetal.k3s.plugins.modules import k3s_info
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', '..', 'integration'))
-import installer  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import installer  # pylint: disable=import-error
 
 SCHED_FILE = '/etc/rancher/k3s/kube-scheduler/config.yaml'
 KEYS = {'changed', 'installed', 'platform', 'init', 'service', 'unit_path', 'dropins', 'unit_writable', 'node_role',

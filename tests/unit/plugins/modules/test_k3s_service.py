@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
@@ -18,8 +17,7 @@ from ansible_collections.baremetal.k3s.plugins.modules import k3s_service
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'module_utils'))
-from _variants import ARG_SETS, installer, variants  # noqa: E402 pylint: disable=wrong-import-position,import-error
+from _variants import ARG_SETS, installer, variants  # pylint: disable=import-error
 
 UNIT = '/etc/systemd/system/k3s.service'
 ENV = '/etc/systemd/system/k3s.service.env'

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
@@ -19,8 +18,7 @@ from ansible_collections.baremetal.k3s.plugins.modules import k3s_service_arg
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import BOOT, node  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', '..', 'integration'))
-import installer  # noqa: E402 pylint: disable=wrong-import-position,import-error
+import installer  # pylint: disable=import-error
 
 SCHED = '--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml'
 UNIT = '/etc/systemd/system/k3s.service'
