@@ -671,7 +671,7 @@ def _validate_leader_election(le):
     return errs
 
 
-def _validate_extenders(extenders, check_files, exists):
+def _validate_extenders(extenders, files):
     errs = []
     binders = 0
     managed = set()
@@ -691,13 +691,13 @@ def _validate_extenders(extenders, check_files, exists):
             if rname in managed:
                 errs.append(invalid(rpath, rname, 'duplicate extender managed resource name'))
             managed.add(rname)
-        errs.extend(_validate_tls(path + '.tlsConfig', ext.get('tlsConfig'), check_files, exists))
+        errs.extend(_validate_tls(path + '.tlsConfig', ext.get('tlsConfig'), files))
     if binders > 1:
         errs.append(invalid('extenders', 'found %d extenders implementing bind' % binders, 'only one extender can implement bind'))
     return errs
 
 
-def _validate_tls(path, tls, check_files, exists):
+def _validate_tls(path, tls, files):
     """What building the extender's HTTP transport refuses (and a few deliberate refusals)."""
     errs = []
     if tls is None:
@@ -715,15 +715,15 @@ def _validate_tls(path, tls, check_files, exists):
         if data and ('-----BEGIN' not in data.decode('latin-1') or marker not in data.decode('latin-1')):
             errs.append(invalid('%s.%s' % (path, fname), '<%d bytes>' % len(data),
                                 'is not PEM %s data (base64 of the PEM text is expected)' % marker))
-    if check_files:
+    if files is not None:
         for fname in ('certFile', 'keyFile', 'caFile'):
             fpath = tls.get(fname)
-            if fpath and not exists(fpath):
+            if fpath and not files.exists(fpath):
                 errs.append(invalid('%s.%s' % (path, fname), fpath, 'no such file on the node; create it first or fix the path'))
     return errs
 
 
-def _validate_client_connection(cc, check_files, exists):
+def _validate_client_connection(cc, files):
     errs = []
     if cc.get('burst', 0) < 0:
         errs.append(invalid('clientConnection.burst', cc['burst'], 'must be non-negative'))
@@ -733,18 +733,42 @@ def _validate_client_connection(cc, check_files, exists):
         errs.append(required('clientConnection.kubeconfig',
                              'kube-scheduler ignores --kubeconfig when --config is given and fails with "no configuration has been '
                              'provided"; set the scheduler kubeconfig of your platform (%s)' % offer))
-    elif check_files and os.path.isdir(kubeconfig):
+    elif files is not None and files.isdir(kubeconfig):
         errs.append(invalid('clientConnection.kubeconfig', kubeconfig, 'is a directory; kube-scheduler fails to load it. Use the platform\'s '
                             'scheduler kubeconfig (%s)' % offer))
-    elif check_files and not exists(kubeconfig):
+    elif files is not None and not files.exists(kubeconfig):
         errs.append(invalid('clientConnection.kubeconfig', kubeconfig,
                             'no such file on the node; kube-scheduler would fail to start. Use the platform\'s scheduler '
                             'kubeconfig (%s)' % offer))
     return errs
 
 
-def validate_data(data, version, check_files=True, exists=os.path.exists):
-    """Validate a parsed document of apiVersion ``version`` (short). Returns a list of errors."""
+class NodeFiles(object):
+    """What the validation asks about the node's files, answered by the caller (its View): this module reads none.
+
+    ``exists(path)`` and ``isdir(path)`` (None: the caller knows of no directory, nothing is one).
+    """
+
+    def __init__(self, exists, isdir=None):
+        self.exists = exists
+        self.isdir = isdir if isdir is not None else (lambda _path: False)
+
+
+def _node_files(check_files, exists, isdir):
+    """The NodeFiles the file checks ask, None when they are off."""
+    if not check_files:
+        return None
+    if exists is None:
+        raise ValueError('check_files needs exists (and isdir) from the caller: this module reads no file of the node')
+    return NodeFiles(exists, isdir)
+
+
+def validate_data(data, version, check_files=True, exists=None, isdir=None):
+    """Validate a parsed document of apiVersion ``version`` (short). Returns a list of errors.
+
+    With ``check_files``, the files it names are looked up through ``exists`` and ``isdir``, the caller's.
+    """
+    files = _node_files(check_files, exists, isdir)
     errors = []
     decoded = schema.decode(schema.SCHEMAS[version], data, '', errors)
     if decoded is None:
@@ -752,7 +776,7 @@ def validate_data(data, version, check_files=True, exists=os.path.exists):
     if errors:
         return ['strict decoding error: ' + e for e in errors]
     errs = []
-    errs.extend(_validate_client_connection(decoded.get('clientConnection') or {}, check_files, exists))
+    errs.extend(_validate_client_connection(decoded.get('clientConnection') or {}, files))
     errs.extend(_validate_leader_election(decoded.get('leaderElection') or {}))
     parallelism = decoded.get('parallelism', 16)
     if parallelism <= 0:
@@ -760,8 +784,20 @@ def validate_data(data, version, check_files=True, exists=os.path.exists):
     profiles = decoded.get('profiles')
     if profiles is None or len(profiles) == 0:
         profiles = [{}]
-    seen = {}
     extenders_ignore = _extenders_ignore_resources(decoded.get('extenders'))
+    errs.extend(_validate_profiles(version, profiles, extenders_ignore))
+    errs.extend(_validate_queue_sort(profiles, version))
+    errs.extend(_validate_scheduling_numbers(decoded))
+    errs.extend(_validate_extenders(decoded.get('extenders') or [], files))
+    if version == 'v1' and extenders_ignore:
+        errs.extend(_validate_ignored_resources(profiles))
+    return errs
+
+
+def _validate_profiles(version, profiles, extenders_ignore):
+    """Each profile: its scheduler name (unique), percentageOfNodesToScore, plugins and pluginConfig."""
+    errs = []
+    seen = {}
     for i, profile in enumerate(profiles):
         ppath = 'profiles[%d]' % i
         # kube-scheduler names a profile default-scheduler only when it is the only one
@@ -773,27 +809,39 @@ def validate_data(data, version, check_files=True, exists=os.path.exists):
             errs.append(invalid(ppath + '.percentageOfNodesToScore', pct, 'not in valid range [0-100]'))
         if version == 'v1':
             errs.extend(_validate_plugins_v1(ppath, profile, sname))
-        seen_config = set()
-        for j, pc in enumerate(profile.get('pluginConfig') or []):
-            cpath = '%s.pluginConfig[%d]' % (ppath, j)
-            pname = pc.get('name', '')
-            if pname in seen_config:
-                errs.append(duplicate(cpath, pname))
-            seen_config.add(pname)
-            if version == 'v1' and pname in _INVALID_IN_V1:
-                errs.append(invalid(cpath, pname, 'was invalid in version "%s/v1" (KubeSchedulerConfiguration is version "%s/v1")' % (GROUP, GROUP)))
-                continue
-            if 'args' in pc:
-                needed = version != 'v1' or pname in _needed_plugins_v1(profile.get('plugins') or {})
-                replaced = _REPLACED_BY_EXTENDERS.get(pname, ()) if extenders_ignore else ()
-                errs.extend(_validate_args(version, cpath + '.args', pname, pc['args'], needed, replaced))
-            elif pname in schema.PLUGIN_ARGS[version]:
-                errs.append('%s.args: args for plugin %s are missing or null; give a mapping (this module refuses an empty args)'
-                            % (cpath, pname))
+        errs.extend(_validate_plugin_configs(version, ppath, profile, extenders_ignore))
         if sname in seen:
             errs.append(duplicate(ppath + '.schedulerName', 'profiles[%d].schedulerName' % seen[sname]))
         seen[sname] = i
-    errs.extend(_validate_queue_sort(profiles, version))
+    return errs
+
+
+def _validate_plugin_configs(version, ppath, profile, extenders_ignore):
+    """A profile's pluginConfig entries: unique names, none invalid in v1, args present and valid."""
+    errs = []
+    seen_config = set()
+    for j, pc in enumerate(profile.get('pluginConfig') or []):
+        cpath = '%s.pluginConfig[%d]' % (ppath, j)
+        pname = pc.get('name', '')
+        if pname in seen_config:
+            errs.append(duplicate(cpath, pname))
+        seen_config.add(pname)
+        if version == 'v1' and pname in _INVALID_IN_V1:
+            errs.append(invalid(cpath, pname, 'was invalid in version "%s/v1" (KubeSchedulerConfiguration is version "%s/v1")' % (GROUP, GROUP)))
+            continue
+        if 'args' in pc:
+            needed = version != 'v1' or pname in _needed_plugins_v1(profile.get('plugins') or {})
+            replaced = _REPLACED_BY_EXTENDERS.get(pname, ()) if extenders_ignore else ()
+            errs.extend(_validate_args(version, cpath + '.args', pname, pc['args'], needed, replaced))
+        elif pname in schema.PLUGIN_ARGS[version]:
+            errs.append('%s.args: args for plugin %s are missing or null; give a mapping (this module refuses an empty args)'
+                        % (cpath, pname))
+    return errs
+
+
+def _validate_scheduling_numbers(decoded):
+    """The top-level percentageOfNodesToScore and the pod backoff seconds."""
+    errs = []
     pct = decoded.get('percentageOfNodesToScore')
     if pct is not None and (pct < 0 or pct > 100):
         errs.append(invalid('percentageOfNodesToScore', pct, 'not in valid range [0-100]'))
@@ -803,9 +851,6 @@ def validate_data(data, version, check_files=True, exists=os.path.exists):
         errs.append(invalid('podInitialBackoffSeconds', initial, 'must be greater than 0'))
     if maximum < initial:
         errs.append(invalid('podMaxBackoffSeconds', maximum, 'must be greater than or equal to PodInitialBackoffSeconds'))
-    errs.extend(_validate_extenders(decoded.get('extenders') or [], check_files, exists))
-    if version == 'v1' and extenders_ignore:
-        errs.extend(_validate_ignored_resources(profiles))
     return errs
 
 
@@ -913,14 +958,17 @@ def check_document(data, kubernetes_version=None):
     return version
 
 
-def validate_text(text, kubernetes_version=None, check_files=True, exists=os.path.exists):
-    """Everything: YAML, kind, apiVersion, strict decoding, rules. Returns (short version, errors)."""
+def validate_text(text, kubernetes_version=None, check_files=True, exists=None, isdir=None):
+    """Everything: YAML, kind, apiVersion, strict decoding, rules. Returns (short version, errors).
+
+    ``exists`` and ``isdir`` answer about the node's files (the caller's View); see validate_data.
+    """
     try:
         data = load_strict(text)
         version = check_document(data, kubernetes_version)
     except SchedulerConfigError as e:
         return None, [e.msg]
-    return version, validate_data(data, version, check_files=check_files, exists=exists)
+    return version, validate_data(data, version, check_files=check_files, exists=exists, isdir=isdir)
 
 
 # ---------------------------------------------------------------- our extender
@@ -936,8 +984,11 @@ _TLS_FIELDS = (
 )
 
 
-def render_extender(options, exists=os.path.exists):
-    """The module's snake_case extender option -> the camelCase mapping. Raises SchedulerConfigError."""
+def render_extender(options, exists=None):
+    """The module's snake_case extender option -> the camelCase mapping. Raises SchedulerConfigError.
+
+    ``exists`` answers whether a TLS file named there exists on the node (the caller's View).
+    """
     errs = []
     url = options.get('url_prefix') or ''
     problem = _url.url_problem(url)
@@ -959,7 +1010,7 @@ def render_extender(options, exists=os.path.exists):
                 if tsnake.endswith('_file'):
                     if not os.path.isabs(tvalue):
                         errs.append('extender.tls_config.%s %r must be an absolute path' % (tsnake, tvalue))
-                    elif not exists(tvalue):
+                    elif not (exists or _no_node)(tvalue):
                         errs.append('extender.tls_config.%s %s does not exist on the node; create it before adding the extender'
                                     % (tsnake, tvalue))
                 tls[tcamel] = tvalue
@@ -1055,37 +1106,23 @@ def _edit(fn, *args, **kw):
         raise SchedulerConfigError('%s. Nothing was changed.' % e)
 
 
-def edit(before, params, exists=os.path.exists):
+def edit(before, params, exists=None, isdir=None):
     """The new bytes of the file (``after``, None to delete it) and the facts, for ``before`` (bytes or None).
 
     ``params``: state, name, extender, api_version, kubernetes_version, kubeconfig, leader_elect.
-    Pure: ``exists`` answers whether a path exists on the node. Raises SchedulerConfigError.
+    Pure: ``exists`` and ``isdir`` answer about paths on the node (the caller's View). Raises SchedulerConfigError.
     """
+    files = NodeFiles(exists or _no_node, isdir)
     state = params.get('state') or 'present'
     name = params.get('name') or DEFAULT_NAME
     ext_opts = params.get('extender') or {}
     kubernetes_version = params.get('kubernetes_version')
-    ours = render_extender(ext_opts, exists=exists) if state == 'present' else None
+    ours = render_extender(ext_opts, exists=files.exists) if state == 'present' else None
     url = ext_opts.get('url_prefix') or ''
     result = {'changed': False, 'created': False, 'removed': False, 'after': before, 'exists': before is not None}
-
-    if before is None:
-        version = resolve_api_version(params.get('api_version'), kubernetes_version)
-        result.update(api_version='%s/%s' % (GROUP, version), extenders=[])
-        if state == 'absent':
-            return result
-        kubeconfig = params.get('kubeconfig')
-        if not kubeconfig:
-            raise SchedulerConfigError(
-                'the file does not exist, so kubeconfig is required: kube-scheduler ignores --kubeconfig when --config is '
-                'given. Set kubeconfig to the platform\'s scheduler kubeconfig (%s)' % '; '.join('%s: %s' % p for p in PLATFORM_KUBECONFIGS))
-        text = new_document(version, kubeconfig, params.get('leader_elect', True))
-        result['created'] = True
-    else:
-        try:
-            text = before.decode('utf-8')
-        except UnicodeDecodeError:
-            raise SchedulerConfigError('the file is not UTF-8 text; fix or remove it')
+    text = _text_before(before, params, state, result)
+    if text is None:
+        return result
     data = load_strict(text)
     version = check_document(data, kubernetes_version)
     if params.get('api_version') not in (None, 'auto') and params['api_version'] != version:
@@ -1095,41 +1132,83 @@ def edit(before, params, exists=os.path.exists):
     result['api_version'] = '%s/%s' % (GROUP, version)
     doc = _edit(yamledit.Document, text, name=params.get('path') or 'the file')
     index, how = find_ours(doc, data, name, url)
-    marked = doc.accepts_comment('extenders') if doc.find('extenders') is not None else doc.accepts_comment(())
+    marked = _accepts_marker(doc)
     if state == 'present':
         current = data['extenders'][index] if index is not None else None
         if current == ours and (how == 'marker' or not marked):
             result['extenders'] = extender_urls(data)
             result['after'] = text.encode('utf-8') if before is None else before
-            return _finish(result, before, text, kubernetes_version, exists)
-        if index is not None and how == 'marker':
-            _edit(doc.replace, ('extenders', index), ours)
-        else:
-            if index is not None:  # an entry found by its URL only (an older version of this module, or hand-written)
-                _edit(doc.remove, ('extenders', index), comment=True)
-            if doc.find('extenders') is None:
-                if not marked:
-                    raise SchedulerConfigError(
-                        'the file is JSON (or flow style) and has no "extenders" list; this module can add its entry to '
-                        'one but could not take the key out again exactly (a JSON file holds no marker comment). Add '
-                        '"extenders": [] to the file, then run again')
-                _edit(doc.add_key, (), 'extenders', None, comment=key_marker(name))
-            elif data.get('extenders') is None:
-                raise SchedulerConfigError(
-                    '"extenders" is null in the file (extenders: with no value); this module could add its entry but not '
-                    'give the null back exactly. Write "extenders: []" or remove the key, then run again')
-            _edit(doc.append, 'extenders', ours, comment=item_marker(name) if doc.accepts_comment('extenders') else None)
+            return _finish(result, before, text, kubernetes_version, files)
+        _put_ours(doc, data, name, ours, (index, how), marked)
     else:
         if index is None:
             result['extenders'] = extender_urls(data)
             return result
-        _edit(doc.remove, ('extenders', index), comment=item_marker(name) if how == 'marker' else True)
-        if not doc.get('extenders') and key_marker(name) in _comments_above(doc, 'extenders'):
-            _edit(doc.remove, 'extenders', comment=key_marker(name))
-        if _has_marker(doc.text) and _only_ours_left(load_strict(doc.text)):
+        if _take_ours(doc, name, index, how):
             result.update(after=None, changed=True, removed=True, extenders=[], exists=False)
             return result
-    return _finish(result, before, doc.text, kubernetes_version, exists)
+    return _finish(result, before, doc.text, kubernetes_version, files)
+
+
+def _no_node(path):
+    raise ValueError('looking up %s needs exists (and isdir) from the caller: this module reads no file of the node' % path)
+
+
+def _text_before(before, params, state, result):
+    """The document's text to edit: the file's, or a new document when there is none (None: nothing to do)."""
+    if before is not None:
+        try:
+            return before.decode('utf-8')
+        except UnicodeDecodeError:
+            raise SchedulerConfigError('the file is not UTF-8 text; fix or remove it')
+    version = resolve_api_version(params.get('api_version'), params.get('kubernetes_version'))
+    result.update(api_version='%s/%s' % (GROUP, version), extenders=[])
+    if state == 'absent':
+        return None
+    kubeconfig = params.get('kubeconfig')
+    if not kubeconfig:
+        raise SchedulerConfigError(
+            'the file does not exist, so kubeconfig is required: kube-scheduler ignores --kubeconfig when --config is '
+            'given. Set kubeconfig to the platform\'s scheduler kubeconfig (%s)' % '; '.join('%s: %s' % p for p in PLATFORM_KUBECONFIGS))
+    result['created'] = True
+    return new_document(version, kubeconfig, params.get('leader_elect', True))
+
+
+def _accepts_marker(doc):
+    """Whether our marker comment can stand where our entry goes (not in a flow or JSON document)."""
+    return doc.accepts_comment('extenders') if doc.find('extenders') is not None else doc.accepts_comment(())
+
+
+def _put_ours(doc, data, name, ours, found, marked):
+    """Our entry into ``doc``: in place when ``found`` by its marker, else (re)appended with the marker.
+
+    ``marked``: whether the document could hold our marker comment before this edit."""
+    index, how = found
+    if index is not None and how == 'marker':
+        _edit(doc.replace, ('extenders', index), ours)
+        return
+    if index is not None:  # an entry found by its URL only (an older version of this module, or hand-written)
+        _edit(doc.remove, ('extenders', index), comment=True)
+    if doc.find('extenders') is None:
+        if not marked:
+            raise SchedulerConfigError(
+                'the file is JSON (or flow style) and has no "extenders" list; this module can add its entry to '
+                'one but could not take the key out again exactly (a JSON file holds no marker comment). Add '
+                '"extenders": [] to the file, then run again')
+        _edit(doc.add_key, (), 'extenders', None, comment=key_marker(name))
+    elif data.get('extenders') is None:
+        raise SchedulerConfigError(
+            '"extenders" is null in the file (extenders: with no value); this module could add its entry but not '
+            'give the null back exactly. Write "extenders: []" or remove the key, then run again')
+    _edit(doc.append, 'extenders', ours, comment=item_marker(name) if doc.accepts_comment('extenders') else None)
+
+
+def _take_ours(doc, name, index, how):
+    """Our entry out of ``doc`` (and the key we added). True when nothing but ours was in the file: delete it."""
+    _edit(doc.remove, ('extenders', index), comment=item_marker(name) if how == 'marker' else True)
+    if not doc.get('extenders') and key_marker(name) in _comments_above(doc, 'extenders'):
+        _edit(doc.remove, 'extenders', comment=key_marker(name))
+    return _has_marker(doc.text) and _only_ours_left(load_strict(doc.text))
 
 
 def _comments_above(doc, key):
@@ -1137,8 +1216,8 @@ def _comments_above(doc, key):
     return entry.comments if entry is not None else []
 
 
-def _finish(result, before, text, kubernetes_version, exists):
-    _final_check(text, kubernetes_version, exists)
+def _finish(result, before, text, kubernetes_version, files):
+    _final_check(text, kubernetes_version, files)
     after = text.encode('utf-8')
     result.update(after=after, changed=after != before, exists=True, extenders=extender_urls(load_strict(text)))
     return result
@@ -1154,7 +1233,7 @@ def plan(view, params):
     if params.get('kubeconfig') and not os.path.isabs(params['kubeconfig']):
         raise SchedulerConfigError('kubeconfig %s must be an absolute path' % params['kubeconfig'])
     before = view.read(path)
-    result = edit(before, params, exists=view.exists)
+    result = edit(before, params, exists=view.exists, isdir=view.isdir)
     new = before is None
     change = Change(path, before, result.pop('after'), mode=0o600 if new else None, owner='root' if new else None,
                     group='root' if new else None)
@@ -1164,8 +1243,8 @@ def plan(view, params):
     return Plan([change], result)
 
 
-def _final_check(text, kubernetes_version, exists):
-    _version, errors = validate_text(text, kubernetes_version, check_files=True, exists=exists)
+def _final_check(text, kubernetes_version, files):
+    _version, errors = validate_text(text, kubernetes_version, check_files=True, exists=files.exists, isdir=files.isdir)
     if errors:
         raise SchedulerConfigError(
             'refusing to write a scheduler config that kube-scheduler would reject (a k3s/RKE2 server shuts down on it): %s'

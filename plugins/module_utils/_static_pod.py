@@ -47,7 +47,6 @@ import copy
 import fnmatch
 import hashlib
 import json
-import os
 import posixpath
 import re
 import stat
@@ -166,10 +165,10 @@ def lock_key(params):
 def in_static_pod_dir(directory, manifest_path=None, view=None):
     """Whether ``directory`` is (inside) a static-pod manifest directory, or the directory of ``manifest_path``.
 
-    Symlinks are resolved through ``view`` (the node's); without one, on this machine.
+    Symlinks are resolved through ``view`` (the node's); without one, paths are taken as written.
     """
     def real(path):
-        return view.realpath(path) if view is not None else os.path.realpath(path)
+        return view.realpath(path) if view is not None else posixpath.normpath(path)
 
     candidates = (real(directory), posixpath.normpath(directory))
     for pattern in STATIC_POD_DIRS:

@@ -318,11 +318,12 @@ def main():
     params = module.params
     if not sc.HAS_YAML:
         module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sc.YAML_IMPORT_ERROR))
-    if params['backup'] and sp.in_static_pod_dir(params['backup_dir']):
+    view = _io.node_view(module)
+    if params['backup'] and sp.in_static_pod_dir(params['backup_dir'], view=view):
         module.fail_json(msg='backup_dir %s is inside a static-pod manifest directory, where the kubelet reads every file; '
                              'choose another directory, for example /var/backups/baremetal-k3s' % params['backup_dir'])
     try:
-        result = _io.locked_apply(module, lambda: sc.plan(_io.node_view(module), params), paths=[params['path']],
+        result = _io.locked_apply(module, lambda: sc.plan(view, params), paths=[params['path']],
                                   backup=params['backup'], backup_dir=params['backup_dir'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, path=params['path'], **getattr(e, 'details', {}))

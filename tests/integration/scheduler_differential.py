@@ -27,6 +27,7 @@ import argparse
 import base64
 import concurrent.futures
 import copy
+import importlib.util
 import os
 import re
 import shlex
@@ -48,9 +49,13 @@ KIND = 'KubeSchedulerConfiguration'
 
 
 def import_model():
-    """``_scheduler_config`` from this checkout (through a symlink farm when not installed)."""
-    sys.path.insert(0, os.path.join(ROOT, 'tests'))
-    import collection_farm  # pylint: disable=import-outside-toplevel,import-error
+    """``_scheduler_config`` from this checkout (through a symlink farm when not installed).
+
+    Under pytest, tests/conftest.py has done this; run as a script, this file loads the same
+    tests/collection_farm.py by its path."""
+    spec = importlib.util.spec_from_file_location('bk3s_collection_farm', os.path.join(ROOT, 'tests', 'collection_farm.py'))
+    collection_farm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(collection_farm)
     collection_farm.make_importable()
     from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config  # pylint: disable=import-outside-toplevel
     return _scheduler_config
@@ -1050,7 +1055,8 @@ def scheduler_version(argv):
 
 def our_verdict(model, text, kubernetes_version=REFERENCE_VERSION):
     """(accepted, errors) of our validator, as the scheduler_config module computes it when told the binary's version."""
-    _version, errors = model.validate_text(text, kubernetes_version=kubernetes_version, check_files=True)
+    _version, errors = model.validate_text(text, kubernetes_version=kubernetes_version, check_files=True,
+                                          exists=os.path.exists, isdir=os.path.isdir)
     return not errors, list(errors)
 
 
