@@ -487,7 +487,6 @@ def _stage(tar, members, member, manifest, stage, facts):
         facts.update(check_db(staged_db))
     # which directory this run staged: a later run tells it from the replaced datastore after a kill
     _io.write_bytes(os.path.join(stage, NEW_DB_RECORD), (_identity(staged_db_dir) + '\n').encode(), replace=False)
-    _io.fsync_dir(stage)
     return staged_db_dir, staged_token
 
 

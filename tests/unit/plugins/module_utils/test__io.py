@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -653,3 +654,94 @@ def test_a_second_holder_waits_then_fails_naming_the_first(failing, tmp_path):
         os.close(r)
     with _io.node_lock(failing, 'k3s', paths=[str(tmp_path / 'f')], timeout=5):  # the holder died: free again
         pass
+
+
+# -- what does not fit a Plan: a file streamed, a directory swapped in ---------------------------------------------
+def test_a_stream_write_without_the_lock_is_refused_and_writes_nothing(tmp_path):
+    path = str(tmp_path / 'archive.tar.gz')
+    with pytest.raises(_io.ApplyError) as e:
+        with _io.stream_file(path) as f:
+            f.write(b'x')
+    assert e.value.msg == '%s: this run does not hold the lock of this path; nothing was changed (a module writes only ' \
+                          'under _io.node_lock).' % path
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_stream_write_under_its_directory_lock_lands_whole_with_its_mode(module, tmp_path):
+    path = str(tmp_path / 'archive.tar.gz')
+    (tmp_path / ('.archive.tar.gz%sdead.tmp' % _io.TEMP_INFIX)).write_bytes(b'a killed write')
+    with _io.node_lock(module, paths=[str(tmp_path)]):
+        with _io.stream_file(path, 0o600) as f:
+            for dummy in range(3):
+                f.write(b'block\n')
+    assert open(path, 'rb').read() == b'block\n' * 3 and _mode(path) == 0o600
+    assert os.listdir(tmp_path) == ['archive.tar.gz']  # the killed write's temp file went first
+
+
+def test_a_failed_stream_write_leaves_nothing_and_put_back_undoes_the_earlier_ones(module, tmp_path):
+    first, second = str(tmp_path / 'a'), str(tmp_path / 'a.sha256')
+    written = _io.Written()
+    with _io.node_lock(module, paths=[str(tmp_path)]):
+        with _io.stream_file(first, written=written) as f:
+            f.write(b'archive')
+        with pytest.raises(OSError):
+            with _io.stream_file(second, written=written) as f:
+                f.write(b'half')
+                raise OSError(errno.ENOSPC, 'No space left on device')
+        assert os.listdir(tmp_path) == ['a']
+        assert written.put_back() == []
+    assert os.listdir(tmp_path) == []
+
+
+def test_write_bytes_replaces_a_file_and_put_back_gives_its_old_bytes(module, tmp_path):
+    token = tmp_path / 'token'
+    token.write_bytes(b'old\n')
+    written = _io.Written()
+    with _io.node_lock(module, paths=[str(token)]):
+        _io.write_bytes(str(token), b'new\n', written=written)
+        assert token.read_bytes() == b'new\n' and _mode(str(token)) == 0o600
+        written.put_back()
+    assert token.read_bytes() == b'old\n' and sorted(os.listdir(tmp_path)) == ['token']
+
+
+@pytest.mark.parametrize('kernel', ['exchange', 'no renameat2'])
+def test_replace_dir_swaps_a_staged_directory_in_and_put_back_swaps_it_out(module, tmp_path, monkeypatch, kernel):
+    current, aside = tmp_path / 'db', str(tmp_path / 'db.aside')
+    current.mkdir()
+    (current / 'state.db').write_bytes(b'old')
+    if kernel == 'no renameat2':
+        def enosys(a, b):
+            raise OSError(errno.ENOSYS, 'Function not implemented')
+        monkeypatch.setattr(_io, 'exchange', enosys)
+    written = _io.Written()
+    with _io.node_lock(module, paths=[str(current)]):
+        with _io.temp_dir(str(tmp_path), '.db.stage-', guard=str(current)) as stage:
+            os.mkdir(os.path.join(stage, 'db'))
+            with _io.stream_file(os.path.join(stage, 'db', 'state.db')) as f:
+                f.write(b'new')
+            _io.replace_dir(os.path.join(stage, 'db'), str(current), aside, written)
+        assert (current / 'state.db').read_bytes() == b'new' and open(aside + '/state.db', 'rb').read() == b'old'
+        assert sorted(os.listdir(tmp_path)) == ['db', 'db.aside']  # the stage went with the block
+        written.put_back()
+    assert (current / 'state.db').read_bytes() == b'old' and sorted(os.listdir(tmp_path)) == ['db']
+
+
+def test_a_directory_swap_without_the_lock_is_refused(module, tmp_path):
+    current = tmp_path / 'db'
+    current.mkdir()
+    with pytest.raises(_io.ApplyError):
+        with _io.temp_dir(str(tmp_path), '.db.stage-', guard=str(current)):
+            pytest.fail('staged without the lock of %s' % current)
+    with _io.node_lock(module, paths=[str(tmp_path / 'other')]):
+        with pytest.raises(_io.ApplyError):
+            _io.replace_dir(str(tmp_path / 'new'), str(current), str(tmp_path / 'aside'), _io.Written())
+    assert os.listdir(tmp_path) == ['db']
+
+
+def test_stale_temps_of_a_file_and_of_a_prefix_in_a_directory(tmp_path):
+    for name in ('.token.bk3s-1.tmp', '.token.abc.tmp', '.k3s-backup-x.tmp', '.other.tmp', 'token', '.token.bk3s-2'):
+        (tmp_path / name).write_bytes(b'')
+    assert _io.stale_temps(str(tmp_path / 'token')) == [str(tmp_path / '.token.bk3s-1.tmp')]
+    assert _io.stale_temps(str(tmp_path), '.token.') == [str(tmp_path / '.token.abc.tmp'), str(tmp_path / '.token.bk3s-1.tmp')]
+    assert _io.stale_temps(str(tmp_path), '.k3s-backup-') == [str(tmp_path / '.k3s-backup-x.tmp')]
+    assert _io.stale_temps(str(tmp_path / 'missing'), '.k3s-backup-') == []
