@@ -311,10 +311,10 @@ def main():
     try:
         with _io.node_lock(module, paths=[p for p in locks if os.path.isabs(p)]):
             facts = _backup(module, params)
-    except (PlanError, backup.BackupError) as e:
+    except (PlanError, backup.BackupError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))
-    except (ViewError, _io.ApplyError) as e:
-        module.fail_json(msg=getattr(e, 'msg', None) or str(e))
+    except ViewError as e:
+        module.fail_json(msg=str(e))
     result = dict((k, facts[k]) for k in PUBLIC if k in facts)
     module.exit_json(changed=True, **result)
 

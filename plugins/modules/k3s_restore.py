@@ -302,7 +302,7 @@ def main():
                 facts = restore.rejoin(facts, where, check_only=module.check_mode)
             else:
                 facts = restore.restore(facts, where, check_only=module.check_mode, found=module.no_log_values)
-    except (PlanError, BackupError) as e:
+    except (PlanError, BackupError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))
     except ViewError as e:
         module.fail_json(msg=str(e))
