@@ -279,8 +279,59 @@ def plan(view, params):
         raise ManifestsError('dir %r must be an absolute path' % (params.get('dir'),))
     set_name = params.get('set') or DEFAULT_SET
     _names.check('set', set_name, _names.DNS_LABEL, ManifestsError, 'it names the record %s<set>' % RECORD_PREFIX)
-    force = bool(params.get('force'))
     items = _manifests(params)
+    _check_directory(view, directory)
+    record_file = record_path(directory, set_name)
+    record_before = view.read(record_file)
+    present, skips = manifest_files(view, directory)
+    site = _Site(directory, parse_record(record_before, record_file), other_records(view, directory, set_name),
+                 present, skips, bool(params.get('force')))
+    wanted, names, errors = _wanted(items)
+    site.leaving = [n for n in sorted(site.record) if n not in names]
+    addons = {}
+    for name, dummy in wanted:
+        addons.setdefault(addon_name(name), []).append(name)
+    changes, warnings, written = [], [], []
+    for name, data in wanted:
+        if len(addons[addon_name(name)]) > 1:
+            errors.append('%s: %s are the same k3s AddOn "%s" (the name up to the first dot); k3s would apply them as one '
+                          'and each would prune what the other created. Give them different names.'
+                          % (name, ' and '.join(addons[addon_name(name)]), addon_name(name)))
+            continue
+        before, problem = _place(view, site, name, data, warnings)
+        if problem:
+            errors.append(problem)
+            continue
+        if before != data:
+            written.append(name)
+        changes.append(Change(os.path.join(directory, name), before, data, mode=MODE))
+    if errors:
+        raise ManifestsError('nothing was written to %s: %s' % (directory, '; '.join(errors)), errors)
+    removed = _remove_leaving(view, site, changes, warnings)
+    entries = {name: sha256(data) for name, data in wanted}
+    changes.append(Change(record_file, record_before, render_record(set_name, entries), mode=MODE))
+    return Plan(changes, facts={
+        'dir': directory, 'set': set_name, 'record': record_file,
+        'placed': [name for name, dummy in wanted], 'written': written, 'removed': removed,
+        'restart_required': False,
+    }, warnings=warnings)
+
+
+class _Site(object):
+    """What the manifests directory holds for one set: its record, the other sets', the files, the .skip names."""
+
+    def __init__(self, directory, record, others, present, skips, force):
+        self.directory = directory
+        self.record = record
+        self.others = others
+        self.present = present
+        self.skips = skips
+        self.force = force
+        self.leaving = []
+
+
+def _check_directory(view, directory):
+    """An error when the manifests directory is no directory or cannot be made."""
     parent = os.path.dirname(directory)
     if view.exists(directory) and not view.isdir(directory):
         raise ManifestsError('dir %s is not a directory' % directory)
@@ -290,12 +341,9 @@ def plan(view, params):
             '<data-dir>/server with mode 0700; create that first (ansible.builtin.file, state directory, mode 0700), or '
             'place the manifests after the first start.' % (directory, parent))
 
-    record_file = record_path(directory, set_name)
-    record_before = view.read(record_file)
-    record = parse_record(record_before, record_file)
-    others = other_records(view, directory, set_name)
-    present, skips = manifest_files(view, directory)
 
+def _wanted(items):
+    """([(name, bytes)], every item's name, errors) of the manifests option, each item checked alone."""
     errors, wanted = [], []
     names = [i.get('name') if isinstance(i, dict) else None for i in items]
     for index, item in enumerate(items):
@@ -323,68 +371,50 @@ def plan(view, params):
             errors.append('%s: %s' % (label, e))
             continue
         wanted.append((name, content.encode('utf-8')))
+    return wanted, names, errors
 
-    leaving = [n for n in sorted(record) if n not in names]
-    addons = {}
-    for name, dummy in wanted:
-        addons.setdefault(addon_name(name), []).append(name)
-    changes, warnings, written = [], [], []
-    for name, data in wanted:
-        path = os.path.join(directory, name)
-        addon = addon_name(name)
-        if len(addons[addon]) > 1:
-            errors.append('%s: %s are the same k3s AddOn "%s" (the name up to the first dot); k3s would apply them as one '
-                          'and each would prune what the other created. Give them different names.'
-                          % (name, ' and '.join(addons[addon]), addon))
-            continue
-        clash = [p for p in present if addon_name(p) == addon and p != name and p not in leaving]
-        if clash:
-            errors.append('%s would be k3s AddOn "%s", like %s in %s; k3s would apply them as one and each would prune what '
-                          'the other created. Give it another name.' % (name, addon, ', '.join(clash), directory))
-            continue
-        if view.isdir(path):
-            errors.append('%s is a directory in %s' % (name, directory))
-            continue
-        before = view.read(path)
-        if name in others:
-            errors.append('%s in %s was placed by set "%s" of this module; take it out of that set first (force does not '
-                          'override another set)' % (name, directory, others[name]))
-            continue
-        if name not in record and before is not None and before != data and not force:
-            errors.append('%s already exists in %s and was not placed by this module (k3s\'s own or the administrator\'s); '
-                          'it is left alone. Choose another name, or take it over with force: true.' % (name, directory))
-            continue
-        if addon in PACKAGED and name not in record and not force:
-            errors.append('%s would be k3s AddOn "%s", a packaged component that k3s rewrites at every start (and deletes '
-                          'when disabled); choose another name (on RKE2 the name is free: force: true)' % (name, addon))
-            continue
-        if name not in record and before is not None and before != data:
-            warnings.append('%s in %s was not placed by this module; taken over and replaced (force: true)' % (name, directory))
-        elif name in record and before is not None and before != data and sha256(before) != record[name]:
-            warnings.append('%s in %s was changed since this module placed it; those changes are replaced' % (name, directory))
-        if name in skips:
-            warnings.append('k3s skips %s: %s%s exists in %s' % (name, name, SKIP_SUFFIX, directory))
-        if before != data:
-            written.append(name)
-        changes.append(Change(path, before, data, mode=MODE))
-    if errors:
-        raise ManifestsError('nothing was written to %s: %s' % (directory, '; '.join(errors)), errors)
 
+def _place(view, site, name, data, warnings):
+    """(the file's bytes before, None) when ``name`` may be written with ``data``, else (None, why not)."""
+    directory, record = site.directory, site.record
+    path = os.path.join(directory, name)
+    addon = addon_name(name)
+    clash = [p for p in site.present if addon_name(p) == addon and p != name and p not in site.leaving]
+    if clash:
+        return None, ('%s would be k3s AddOn "%s", like %s in %s; k3s would apply them as one and each would prune what '
+                      'the other created. Give it another name.' % (name, addon, ', '.join(clash), directory))
+    if view.isdir(path):
+        return None, '%s is a directory in %s' % (name, directory)
+    before = view.read(path)
+    if name in site.others:
+        return None, ('%s in %s was placed by set "%s" of this module; take it out of that set first (force does not '
+                      'override another set)' % (name, directory, site.others[name]))
+    if name not in record and before is not None and before != data and not site.force:
+        return None, ('%s already exists in %s and was not placed by this module (k3s\'s own or the administrator\'s); '
+                      'it is left alone. Choose another name, or take it over with force: true.' % (name, directory))
+    if addon in PACKAGED and name not in record and not site.force:
+        return None, ('%s would be k3s AddOn "%s", a packaged component that k3s rewrites at every start (and deletes '
+                      'when disabled); choose another name (on RKE2 the name is free: force: true)' % (name, addon))
+    if name not in record and before is not None and before != data:
+        warnings.append('%s in %s was not placed by this module; taken over and replaced (force: true)' % (name, directory))
+    elif name in record and before is not None and before != data and sha256(before) != record[name]:
+        warnings.append('%s in %s was changed since this module placed it; those changes are replaced' % (name, directory))
+    if name in site.skips:
+        warnings.append('k3s skips %s: %s%s exists in %s' % (name, name, SKIP_SUFFIX, directory))
+    return before, None
+
+
+def _remove_leaving(view, site, changes, warnings):
+    """The removals of the manifests that left the list (appended to ``changes``); their names."""
     removed = []
-    for name in leaving:
-        path = os.path.join(directory, name)
+    for name in site.leaving:
+        path = os.path.join(site.directory, name)
         before = view.read(path) if not view.isdir(path) else None
         if before is None:
             continue
-        if sha256(before) != record[name]:
+        if sha256(before) != site.record[name]:
             warnings.append('%s in %s was changed since this module placed it; removed all the same, as it left the list'
-                            % (name, directory))
+                            % (name, site.directory))
         changes.append(Change(path, before, None))
         removed.append(name)
-    entries = {name: sha256(data) for name, data in wanted}
-    changes.append(Change(record_file, record_before, render_record(set_name, entries), mode=MODE))
-    return Plan(changes, facts={
-        'dir': directory, 'set': set_name, 'record': record_file,
-        'placed': [name for name, dummy in wanted], 'written': written, 'removed': removed,
-        'restart_required': False,
-    }, warnings=warnings)
+    return removed
