@@ -642,40 +642,12 @@ def _plan(view, params, path, check_mode):
     pod = _Pod(_document(_text(before, path), path), path, container=params.get('container'))
     ed = _Editor(pod)
     warnings = []
-
-    kinds = {}
-    if state == 'present':
-        missing = []
-        for p in needed:
-            kind = path_kind(view, p)
-            if kind is None and check_mode:
-                missing.append(p)
-                kind = 'File'
-            if kind is None:
-                raise StaticPodError('%s does not exist on the node. The kubelet refuses a hostPath volume of type File or Directory '
-                                     'whose path is missing, and the pod would never start again. Create it first (for example '
-                                     'with baremetal.k3s.scheduler_config), then run this task.%s'
-                                     % (p, ' If %s is not a file of the node (a URL path, a path inside the image), set '
-                                           'mount_arg_path=false.' % p if p == own_path else ''))
-            if kind == 'other':
-                raise StaticPodError('%s is neither a file, a directory, a socket nor a device; it cannot be a hostPath volume.' % p)
-            kinds[p] = kind
-        if missing:
-            warnings.append('%s does not exist yet; check mode assumed a file. The real run fails unless an earlier task creates it.'
-                            % ', '.join(sorted(missing)))
-
+    kinds = _path_kinds(view, needed, own_path, check_mode, warnings) if state == 'present' else {}
     argv = pod.argv()
     same = [i for i, a in enumerate(argv) if a == arg]
     owned = [i for i in same if _claims(pod, i, arg, own_path, prefix)]
-
     if state == 'present':
-        for i, a in enumerate(argv):
-            if a == arg or flag_name(a) != flag:
-                continue
-            if a == '--' + flag and '=' in arg and i + 1 < len(argv):
-                a = '%s %s' % (a, argv[i + 1])
-            raise StaticPodError('%s already has %s in the command of container %s (line %d), a different value for --%s than %s.%s'
-                                 % (path, a, pod.name, pod.line(pod.command_path + (i,)), flag, arg, _hint_for(flag)))
+        _refuse_other_value(pod, path, arg, flag)
         if same and not owned:
             missing = [p for p in needed if not _covered(pod, p)]
             warnings.append('%s is already in the command of container %s, not added by this module (no "%s" comment, no '
@@ -694,8 +666,47 @@ def _plan(view, params, path, check_mode):
         for i in reversed(owned):
             ed.remove_arg(i)
         _remove_mounts(ed, arg, needed, prefix, warnings)
+    return _finish(view, path, before, ed.pod, prefix, warnings)
 
-    pod = ed.pod
+
+def _path_kinds(view, needed, own_path, check_mode, warnings):
+    """{path: hostPath type} of the paths to mount, each looked up through ``view``; an error when one is missing."""
+    kinds = {}
+    missing = []
+    for p in needed:
+        kind = path_kind(view, p)
+        if kind is None and check_mode:
+            missing.append(p)
+            kind = 'File'
+        if kind is None:
+            raise StaticPodError('%s does not exist on the node. The kubelet refuses a hostPath volume of type File or Directory '
+                                 'whose path is missing, and the pod would never start again. Create it first (for example '
+                                 'with baremetal.k3s.scheduler_config), then run this task.%s'
+                                 % (p, ' If %s is not a file of the node (a URL path, a path inside the image), set '
+                                       'mount_arg_path=false.' % p if p == own_path else ''))
+        if kind == 'other':
+            raise StaticPodError('%s is neither a file, a directory, a socket nor a device; it cannot be a hostPath volume.' % p)
+        kinds[p] = kind
+    if missing:
+        warnings.append('%s does not exist yet; check mode assumed a file. The real run fails unless an earlier task creates it.'
+                        % ', '.join(sorted(missing)))
+    return kinds
+
+
+def _refuse_other_value(pod, path, arg, flag):
+    """An error when the command already gives ``--flag`` another value than ``arg``."""
+    argv = pod.argv()
+    for i, a in enumerate(argv):
+        if a == arg or flag_name(a) != flag:
+            continue
+        if a == '--' + flag and '=' in arg and i + 1 < len(argv):
+            a = '%s %s' % (a, argv[i + 1])
+        raise StaticPodError('%s already has %s in the command of container %s (line %d), a different value for --%s than %s.%s'
+                             % (path, a, pod.name, pod.line(pod.command_path + (i,)), flag, arg, _hint_for(flag)))
+
+
+def _finish(view, path, before, pod, prefix, warnings):
+    """The Plan of the edited ``pod``: its one Change and the facts."""
     after = pod.doc.text.encode('utf-8')
     change = Change(path, before, after)
     if change.action and any(fnmatch.fnmatch(p, d + '/*') for d in RKE2_STYLE_DIRS
