@@ -170,50 +170,11 @@ def check(view, params):
     fresh = bool(params.get('fresh'))
     who = 'a k3s %s' % role
     problems = []
-
-    def problem(name, msg):
-        problems.append({'check': name, 'msg': msg})
-
-    cpus = view.cpu_count()
-    if cpus is None:
-        problem('cpus', 'cannot count the CPUs: neither /sys/devices/system/cpu/online nor /proc/cpuinfo could be read')
-    elif cpus < min_cpus:
-        problem('cpus', '%d CPU%s online; %s needs at least %d (min_cpus)' % (cpus, '' if cpus == 1 else 's', who, min_cpus))
-
-    memtotal = view.meminfo().get('MemTotal')
-    memory_mb = None if memtotal is None else memtotal // 1024
-    if memory_mb is None:
-        problem('memory', 'cannot measure the memory: /proc/meminfo has no MemTotal')
-    elif memory_mb < memtotal_floor(min_memory_mb):
-        problem('memory', '%d MB of memory (MemTotal); %s needs %d MB installed (min_memory_mb), that is a MemTotal of '
-                          'at least %d MB' % (memory_mb, who, min_memory_mb, memtotal_floor(min_memory_mb)))
-
-    disk_path = nearest_existing(view, data_dir)
-    free_mb = disk_free_mb(view, disk_path)
-    where = 'the file system of %s' % data_dir if disk_path == data_dir else \
-        'the file system of %s (data_dir %s does not exist yet)' % (disk_path, data_dir)
-    if free_mb is None:
-        problem('disk', 'cannot measure the free space on %s' % where)
-    elif free_mb < min_disk_mb:
-        problem('disk', '%d MB free on %s; %s needs at least %d MB (min_disk_mb)' % (free_mb, where, who, min_disk_mb))
-
-    groups = cgroup(view)
-    if not groups['version']:
-        problem('cgroup', 'neither %s (cgroup v2) nor %s (cgroup v1) could be read: is the cgroup file system mounted?'
-                % (CGROUP2_CONTROLLERS, PROC_CGROUPS))
-    elif not groups['memory']:
-        problem('cgroup', 'cgroup %s without the memory controller (%s); %s'
-                % (groups['version'], 'not in ' + CGROUP2_CONTROLLERS if groups['version'] == 'v2'
-                   else 'disabled in ' + PROC_CGROUPS, MEMORY_HINT))
-
-    socks = [s for s in listeners(view) if s['port'] in ports]
-    in_use = sorted({s['port'] for s in socks})
-    if fresh:
-        for port in in_use:
-            addresses = ', '.join(sorted({s['address'] for s in socks if s['port'] == port}))
-            problem('ports', 'TCP port %d is already in use (something listens on %s); k3s cannot start while another '
-                             'program holds it' % (port, addresses))
-
+    cpus = _check_cpus(view, min_cpus, who, problems)
+    memory_mb = _check_memory(view, min_memory_mb, who, problems)
+    disk_path, free_mb = _check_disk(view, data_dir, min_disk_mb, who, problems)
+    groups = _check_cgroup(view, problems)
+    in_use = _check_ports(view, ports, fresh, problems)
     hostname = view.hostname()
     if problems:
         msg = ('k3s preflight of %s (%s): %d problem%s: %s. Fix them, or lower min_cpus, min_memory_mb or min_disk_mb if '
@@ -229,3 +190,67 @@ def check(view, params):
         'ports': ports, 'ports_in_use': in_use,
         'min_cpus': min_cpus, 'min_memory_mb': min_memory_mb, 'min_disk_mb': min_disk_mb,
     })
+
+
+def _problem(problems, name, msg):
+    problems.append({'check': name, 'msg': msg})
+
+
+def _check_cpus(view, min_cpus, who, problems):
+    """The CPUs online (None when unknown); a problem when fewer than ``min_cpus``."""
+    cpus = view.cpu_count()
+    if cpus is None:
+        _problem(problems, 'cpus', 'cannot count the CPUs: neither /sys/devices/system/cpu/online nor /proc/cpuinfo could be read')
+    elif cpus < min_cpus:
+        _problem(problems, 'cpus', '%d CPU%s online; %s needs at least %d (min_cpus)' % (cpus, '' if cpus == 1 else 's', who, min_cpus))
+    return cpus
+
+
+def _check_memory(view, min_memory_mb, who, problems):
+    """MemTotal in MB (None when unknown); a problem when below what ``min_memory_mb`` installed shows as."""
+    memtotal = view.meminfo().get('MemTotal')
+    memory_mb = None if memtotal is None else memtotal // 1024
+    if memory_mb is None:
+        _problem(problems, 'memory', 'cannot measure the memory: /proc/meminfo has no MemTotal')
+    elif memory_mb < memtotal_floor(min_memory_mb):
+        _problem(problems, 'memory', '%d MB of memory (MemTotal); %s needs %d MB installed (min_memory_mb), that is a MemTotal of '
+                                     'at least %d MB' % (memory_mb, who, min_memory_mb, memtotal_floor(min_memory_mb)))
+    return memory_mb
+
+
+def _check_disk(view, data_dir, min_disk_mb, who, problems):
+    """(the path measured, MB free there or None) for ``data_dir``; a problem when below ``min_disk_mb``."""
+    disk_path = nearest_existing(view, data_dir)
+    free_mb = disk_free_mb(view, disk_path)
+    where = 'the file system of %s' % data_dir if disk_path == data_dir else \
+        'the file system of %s (data_dir %s does not exist yet)' % (disk_path, data_dir)
+    if free_mb is None:
+        _problem(problems, 'disk', 'cannot measure the free space on %s' % where)
+    elif free_mb < min_disk_mb:
+        _problem(problems, 'disk', '%d MB free on %s; %s needs at least %d MB (min_disk_mb)' % (free_mb, where, who, min_disk_mb))
+    return disk_path, free_mb
+
+
+def _check_cgroup(view, problems):
+    """The cgroup facts; a problem when unknown or without the memory controller."""
+    groups = cgroup(view)
+    if not groups['version']:
+        _problem(problems, 'cgroup', 'neither %s (cgroup v2) nor %s (cgroup v1) could be read: is the cgroup file system mounted?'
+                 % (CGROUP2_CONTROLLERS, PROC_CGROUPS))
+    elif not groups['memory']:
+        _problem(problems, 'cgroup', 'cgroup %s without the memory controller (%s); %s'
+                 % (groups['version'], 'not in ' + CGROUP2_CONTROLLERS if groups['version'] == 'v2'
+                    else 'disabled in ' + PROC_CGROUPS, MEMORY_HINT))
+    return groups
+
+
+def _check_ports(view, ports, fresh, problems):
+    """The ports of ``ports`` something listens on; on a ``fresh`` node each is a problem."""
+    socks = [s for s in listeners(view) if s['port'] in ports]
+    in_use = sorted({s['port'] for s in socks})
+    if fresh:
+        for port in in_use:
+            addresses = ', '.join(sorted({s['address'] for s in socks if s['port'] == port}))
+            _problem(problems, 'ports', 'TCP port %d is already in use (something listens on %s); k3s cannot start while another '
+                                        'program holds it' % (port, addresses))
+    return in_use
