@@ -88,7 +88,7 @@ class Request:
     def _validate(self):
         if not self.kubectl or not all(isinstance(a, str) and a for a in self.kubectl):
             raise PlanError('kubectl must be the kubectl command as a list of non-empty words, for example '
-                                 '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (self.kubectl,))
+                            '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (self.kubectl,))
         if self.state not in ('present', 'absent'):
             raise PlanError('state must be present or absent, not %r' % (self.state,))
         _names.check('name', self.name, _names.DNS_SUBDOMAIN, PlanError, what='a valid ConfigMap name')
@@ -97,7 +97,7 @@ class Request:
                      hint='give the name the node registers with, in lower case (k3s_info returns it as "node_name")')
         if self.state == 'present' and not (isinstance(self.kube_scheduler, str) and self.kube_scheduler.strip()):
             raise PlanError('kube_scheduler is needed with state=present: the scheduler\'s name for the readiness '
-                                 'ConfigMap (extender_status returns it, for example k3s@%s)' % self.node_name)
+                            'ConfigMap (extender_status returns it, for example k3s@%s)' % self.node_name)
 
     def entry(self):
         """This node's entry as it should be, or None when it should be gone."""
@@ -123,23 +123,23 @@ def parse_document(text, where):
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise PlanError('%s: %s is not valid YAML (%s). Fix it or remove the key (kubectl edit), then run again.'
-                             % (where, DATA_KEY, str(e).replace('\n', ' '))) from e
+                        % (where, DATA_KEY, str(e).replace('\n', ' '))) from e
     if doc is None:
         return {'nodes': []}
     if not isinstance(doc, dict):
         raise PlanError('%s: %s must be a mapping with a "nodes" list, not a %s. Fix it or remove the key '
-                             '(kubectl edit), then run again.' % (where, DATA_KEY, type(doc).__name__))
+                        '(kubectl edit), then run again.' % (where, DATA_KEY, type(doc).__name__))
     doc = dict(doc)
     nodes = doc.get('nodes')
     if nodes is None:
         nodes = []
     if not isinstance(nodes, list):
         raise PlanError('%s: "nodes" in %s must be a list, not a %s. Fix it or remove the key (kubectl edit), '
-                             'then run again.' % (where, DATA_KEY, type(nodes).__name__))
+                        'then run again.' % (where, DATA_KEY, type(nodes).__name__))
     for index, node in enumerate(nodes):
         if not (isinstance(node, dict) and isinstance(node.get('node_name'), str) and node['node_name']):
             raise PlanError('%s: entry %d of "nodes" in %s has no node_name (%r). Fix or remove that entry '
-                                 '(kubectl edit), then run again.' % (where, index, DATA_KEY, node))
+                            '(kubectl edit), then run again.' % (where, index, DATA_KEY, node))
     doc['nodes'] = nodes
     return doc
 
@@ -188,14 +188,14 @@ class Kubectl:
         rc, out, err = self.runner(argv, stdin)
         if rc is None:
             raise PlanError('kubectl %s was not found on this node (or is not executable). Give the platform\'s '
-                                 'kubectl: k3s_info returns it as "kubectl".' % self.request.kubectl[0])
+                            'kubectl: k3s_info returns it as "kubectl".' % self.request.kubectl[0])
         return rc, out or '', (err or '').strip()
 
     def _failed(self, argv, rc, err):
         kubeconfig = self.request.kubeconfig or "kubectl's default"
         return PlanError('%s failed (exit %s): %s. Check that the API server answers and that the kubeconfig '
-                              '(%s) may read and write configmaps in namespace %s.'
-                              % (_kubectl.quote(argv), rc, err or 'no error output', kubeconfig, self.request.namespace))
+                         '(%s) may read and write configmaps in namespace %s.'
+                         % (_kubectl.quote(argv), rc, err or 'no error output', kubeconfig, self.request.namespace))
 
     def namespace_missing(self):
         return NamespaceMissing(
@@ -318,5 +318,5 @@ def publish(runner, request, check_mode=False, max_attempts=MAX_ATTEMPTS, sleep=
         if attempt < max_attempts:
             sleep(backoff(attempt, rand))
     raise PlanError('%s: gave up after %d attempts; each write found the ConfigMap changed by another writer since '
-                         'it was read (last answer: %s). Nothing of this node was written. Run again, or with fewer '
-                         'servers at once.' % (request.where, max_attempts, last))
+                    'it was read (last answer: %s). Nothing of this node was written. Run again, or with fewer '
+                    'servers at once.' % (request.where, max_attempts, last))

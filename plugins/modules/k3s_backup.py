@@ -266,9 +266,8 @@ def _etcd_snapshot(view, facts):
     rc, out, err = view.run(argv)
     out, err = out or '', err or ''
     if rc != 0:
-        raise PlanError('%s failed (rc %s): %s' % (' '.join(argv), rc, (err or out).strip() if rc is not None else
-                                                    '%s is not an executable file on this node' % argv[0]),
-                        snapshot_argv=argv)
+        why = (err or out).strip() if rc is not None else '%s is not an executable file on this node' % argv[0]
+        raise PlanError('%s failed (rc %s): %s' % (' '.join(argv), rc, why), snapshot_argv=argv)
     after = view.listdir(facts['snapshot_dir']) or []
     facts['snapshots'] = [os.path.join(facts['snapshot_dir'], n) for n in after if n not in before]
     name = backup.saved_snapshot(out + '\n' + err)
