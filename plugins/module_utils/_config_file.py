@@ -220,18 +220,8 @@ def plan(view, params, found=None):
     return secrets.planned(_plan, view, params, found, secrets.config_secrets(values) if isinstance(values, dict) else ())
 
 
-def _plan(view, params, found):
-    if not goyaml.HAS_YAML:
-        raise ConfigFileError('PyYAML is needed on the node to read the k3s config files as k3s reads them. %s (%s)'
-                              % (_deps.install_hint('PyYAML'), goyaml.YAML_IMPORT_ERROR))
-    name = validate_name(params.get('name'))
-    config_dir = validate_config_dir(params.get('config_dir') or DEFAULT_CONFIG_DIR)
-    service = params.get('service') or default_service(config_dir)
-    services.check_service_name(service)
-    present = (params.get('state') or 'present') == 'present'
-    config_file = config_dir[:-len('.d')]
-    path = os.path.join(config_dir, name)
-    pairs = validate_values(params.get('values')) if present else []
+def _read_ours(view, path, present, found):
+    """The file's bytes (None when missing); an error when it is a directory or not ours (no marker)."""
     try:
         if view.isdir(path):
             raise ConfigFileError('%s is a directory; give another name.' % path)
@@ -244,19 +234,39 @@ def _plan(view, params, found):
         raise ConfigFileError('%s exists and was not written by this module (no "%s" line): it is not ours to %s. Give '
                               'another name, or move its settings and remove it by hand.'
                               % (path, MARKER, 'replace' if present else 'remove'))
+    return before
+
+
+def _render_checked(view, path, pairs, before, warnings):
+    """The file's new bytes, read back as k3s would; warnings for trimmed values and a mode others can read."""
+    after = render(pairs)
+    check_round_trip(pairs, after, path)
+    for key, value in pairs:
+        for item in (value if isinstance(value, list) else [value]):
+            if isinstance(item, str) and k3s_config.go_string(item) != item:
+                warnings.append('k3s trims white space from config values: %s gets %s.'
+                                % (key, HIDDEN if is_secret(key) else repr(k3s_config.go_string(item))))
+    mode = view.mode(path) if before is not None else None
+    if mode is not None and mode & 0o077:
+        warnings.append('%s has mode %04o: it may hold secrets (tokens); make it 0600 (chmod 600 %s).' % (path, mode, path))
+    return after
+
+
+def _plan(view, params, found):
+    if not goyaml.HAS_YAML:
+        raise ConfigFileError('PyYAML is needed on the node to read the k3s config files as k3s reads them. %s (%s)'
+                              % (_deps.install_hint('PyYAML'), goyaml.YAML_IMPORT_ERROR))
+    name = validate_name(params.get('name'))
+    config_dir = validate_config_dir(params.get('config_dir') or DEFAULT_CONFIG_DIR)
+    service = params.get('service') or default_service(config_dir)
+    services.check_service_name(service)
+    present = (params.get('state') or 'present') == 'present'
+    config_file = config_dir[:-len('.d')]
+    path = os.path.join(config_dir, name)
+    pairs = validate_values(params.get('values')) if present else []
+    before = _read_ours(view, path, present, found)
     warnings = []
-    after = None
-    if present:
-        after = render(pairs)
-        check_round_trip(pairs, after, path)
-        for key, value in pairs:
-            for item in (value if isinstance(value, list) else [value]):
-                if isinstance(item, str) and k3s_config.go_string(item) != item:
-                    warnings.append('k3s trims white space from config values: %s gets %s.'
-                                    % (key, HIDDEN if is_secret(key) else repr(k3s_config.go_string(item))))
-        mode = view.mode(path) if before is not None else None
-        if mode is not None and mode & 0o077:
-            warnings.append('%s has mode %04o: it may hold secrets (tokens); make it 0600 (chmod 600 %s).' % (path, mode, path))
+    after = _render_checked(view, path, pairs, before, warnings) if present else None
     change = Change(path, before, after, mode=MODE)
     result = secrets.SecretPlan([change], warnings=warnings)
     if result.changed and after is not None and not view.writable(path):
