@@ -398,61 +398,81 @@ def decode(typ, value, path, errors):
     A ``null`` field is dropped (Go leaves it unset), except a duration held by value.
     """
     if isinstance(typ, Obj):
-        if not isinstance(value, dict):
-            errors.append('%s: cannot decode %s into %s; expected a mapping' % (path or '<document>', go_type_name(value), typ.name))
-            return None
-        out = {}
-        for key, item in value.items():
-            if not isinstance(key, str) or key not in typ.fields:
-                shown = key if isinstance(key, str) else str(key).lower() if isinstance(key, bool) else str(key)
-                reason = REFUSED_FIELDS.get(shown)
-                if reason:
-                    errors.append('%s: not supported by this module: %s' % (_join(path, shown), reason))
-                else:
-                    errors.append('unknown field "%s" (field names are case-sensitive; %s accepts: %s)'
-                                  % (_join(path, shown), typ.name, ', '.join(typ.fields)))
-                continue
-            ftype = typ.fields[key]
-            fpath = _join(path, key)
-            if item is None:
-                if ftype == DURATION:
-                    errors.append('%s: time: invalid duration ""; a duration field cannot be null' % fpath)
-                continue
-            decoded = decode(ftype, item, fpath, errors)
-            if decoded is not None:
-                out[key] = decoded
-        return out
+        return _decode_object(typ, value, path, errors)
     if isinstance(typ, List):
-        if not isinstance(value, list):
-            errors.append('%s: cannot decode %s into a list' % (path, go_type_name(value)))
-            return None
-        out = []
-        for i, item in enumerate(value):
-            ipath = '%s[%d]' % (path, i)
-            if item is None:
-                if typ.item == DURATION:
-                    errors.append('%s: time: invalid duration ""' % ipath)
-                    continue
-                out.append(_zero(typ.item))
-                continue
-            decoded = decode(typ.item, item, ipath, errors)
-            out.append(decoded if decoded is not None else _zero(typ.item))
-        return out
+        return _decode_list(typ, value, path, errors)
     if isinstance(typ, Map):
-        if not isinstance(value, dict):
-            errors.append('%s: cannot decode %s into a map' % (path, go_type_name(value)))
-            return None
-        out = {}
-        for key, item in value.items():
-            skey = key if isinstance(key, str) else (str(key).lower() if isinstance(key, bool) else str(key))
-            if item is None:
-                out[skey] = _zero(typ.item)
-                continue
-            decoded = decode(typ.item, item, '%s[%s]' % (path, skey), errors)
-            if decoded is not None:
-                out[skey] = decoded
-        return out
+        return _decode_map(typ, value, path, errors)
     return _scalar(typ, value, path, errors)
+
+
+def _key_text(key):
+    """A mapping key as Go's decoder names it (a YAML bool key reads true/false)."""
+    return key if isinstance(key, str) else str(key).lower() if isinstance(key, bool) else str(key)
+
+
+def _decode_object(typ, value, path, errors):
+    """A struct: known fields only (case-sensitive), null fields left unset."""
+    if not isinstance(value, dict):
+        errors.append('%s: cannot decode %s into %s; expected a mapping' % (path or '<document>', go_type_name(value), typ.name))
+        return None
+    out = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or key not in typ.fields:
+            shown = _key_text(key)
+            reason = REFUSED_FIELDS.get(shown)
+            if reason:
+                errors.append('%s: not supported by this module: %s' % (_join(path, shown), reason))
+            else:
+                errors.append('unknown field "%s" (field names are case-sensitive; %s accepts: %s)'
+                              % (_join(path, shown), typ.name, ', '.join(typ.fields)))
+            continue
+        ftype = typ.fields[key]
+        fpath = _join(path, key)
+        if item is None:
+            if ftype == DURATION:
+                errors.append('%s: time: invalid duration ""; a duration field cannot be null' % fpath)
+            continue
+        decoded = decode(ftype, item, fpath, errors)
+        if decoded is not None:
+            out[key] = decoded
+    return out
+
+
+def _decode_list(typ, value, path, errors):
+    """A slice: a null item is its type's zero value (a duration cannot be null)."""
+    if not isinstance(value, list):
+        errors.append('%s: cannot decode %s into a list' % (path, go_type_name(value)))
+        return None
+    out = []
+    for i, item in enumerate(value):
+        ipath = '%s[%d]' % (path, i)
+        if item is None:
+            if typ.item == DURATION:
+                errors.append('%s: time: invalid duration ""' % ipath)
+                continue
+            out.append(_zero(typ.item))
+            continue
+        decoded = decode(typ.item, item, ipath, errors)
+        out.append(decoded if decoded is not None else _zero(typ.item))
+    return out
+
+
+def _decode_map(typ, value, path, errors):
+    """A map: keys as Go reads them, a null value the item type's zero value."""
+    if not isinstance(value, dict):
+        errors.append('%s: cannot decode %s into a map' % (path, go_type_name(value)))
+        return None
+    out = {}
+    for key, item in value.items():
+        skey = _key_text(key)
+        if item is None:
+            out[skey] = _zero(typ.item)
+            continue
+        decoded = decode(typ.item, item, '%s[%s]' % (path, skey), errors)
+        if decoded is not None:
+            out[skey] = decoded
+    return out
 
 
 def _zero(typ):
