@@ -22,9 +22,9 @@ import sys
 
 import pytest
 
+import scheduler_differential as sd  # pylint: disable=import-error
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import scheduler_differential as sd  # noqa: E402 pylint: disable=wrong-import-position,import-error
 
 CASES = 2000
 SEED = 20260
