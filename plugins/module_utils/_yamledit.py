@@ -360,14 +360,9 @@ def _comment_text(comment):
     return comment
 
 
-class Document(object):
-    """A YAML (or JSON) text and the edits made to it; ``text`` is the current text.
-
-    ``document``: which document of a stream to edit (the first: what k3s and kube-scheduler read).
-    Paths are tuples of mapping keys (matched as go-yaml compares keys: ``'on'`` is not the key
-    ``on``, which is true) and sequence indices (negative ones count from the end); a single key
-    may be given alone. Raises :class:`_goyaml.GoYamlError` for a text go-yaml would not read.
-    """
+class _Text(object):
+    """Reading the text: parsed (every document, token and comment span), its style detected, offsets turned into
+    lines and columns. The first of the layers :class:`Document` is made of, each with one job."""
 
     def __init__(self, text, name='document', document=0, backend=None):
         self.name = name
@@ -545,6 +540,19 @@ class Document(object):
 
     def _refuse(self, at, form, hint=_BY_HAND):
         raise YamlEditError(self.name, 'cannot edit %s' % form, self._where(at), hint=hint)
+
+    def to_bytes(self):
+        """The current text as UTF-8 bytes."""
+        return self.text.encode('utf-8')
+
+    @property
+    def changed(self):
+        return self.text != self.original
+
+
+class _Tree(_Text):
+    """Locating nodes: a path to its node, the entries of a collection with the comment lines above each, where a
+    marker comment can stand."""
 
     # -- navigation -----------------------------------------------------------------------
     def _key_index(self, mapping, key, path):
@@ -780,6 +788,11 @@ class Document(object):
         entries = self.items(path) if node.kind == 'sequence' else self.entries(path)
         return [e.index for e in entries if comment in e.comments]
 
+
+class _Checked(_Tree):
+    """What may be edited (the forms refused) and the one way text changes: spliced, parsed again and compared with
+    what was meant (``_commit``)."""
+
     # -- checks ---------------------------------------------------------------------------
     def _check_text(self):
         text = self.text
@@ -994,6 +1007,10 @@ class Document(object):
                              hint='give None, booleans, integers, floats, strings, lists and dicts with scalar keys'
                                   + (' (a JSON file: string keys, no .inf/.nan)' if self.is_json else ''))
 
+
+class _Inserting(_Checked):
+    """Adding: an item appended to a sequence, a key added to a mapping, in block or flow style (or JSON)."""
+
     def append(self, path, value, comment=None):
         """Append ``value`` to the sequence at ``path``; ``comment`` goes on its own line above it (block only).
 
@@ -1013,15 +1030,6 @@ class Document(object):
         """
         try:
             return self._add_key(_path(path), key, value, comment)
-        except YamlEditError:
-            raise
-        except ValueError as e:
-            raise self._value_error(e, _path(path))
-
-    def replace(self, path, value):
-        """Set the value of the sequence item or mapping key at ``path`` (which must exist) to ``value``."""
-        try:
-            return self._replace(_path(path), value)
         except YamlEditError:
             raise
         except ValueError as e:
@@ -1159,6 +1167,28 @@ class Document(object):
         if parent is None or parent.style != 'flow':
             return False
         return self.line(parent.start) != self.line(parent.end)
+
+
+class Document(_Inserting):
+    """A YAML (or JSON) text and the edits made to it; ``text`` is the current text.
+
+    ``document``: which document of a stream to edit (the first: what k3s and kube-scheduler read).
+    Paths are tuples of mapping keys (matched as go-yaml compares keys: ``'on'`` is not the key
+    ``on``, which is true) and sequence indices (negative ones count from the end); a single key
+    may be given alone. Raises :class:`_goyaml.GoYamlError` for a text go-yaml would not read.
+
+    The layers: :class:`_Text` reads the text, :class:`_Tree` locates nodes, :class:`_Checked` refuses what cannot
+    be edited safely and commits a checked edit, :class:`_Inserting` adds; this class removes and replaces.
+    """
+
+    def replace(self, path, value):
+        """Set the value of the sequence item or mapping key at ``path`` (which must exist) to ``value``."""
+        try:
+            return self._replace(_path(path), value)
+        except YamlEditError:
+            raise
+        except ValueError as e:
+            raise self._value_error(e, _path(path))
 
     def remove(self, path, comment=None):
         """Remove the sequence item or mapping key at ``path`` (the last step is an index or a key).
@@ -1377,11 +1407,3 @@ class Document(object):
             if a <= s < b:
                 self._refuse(s, '%s: replacing the value would drop the comments inside it' % _path_text(path),
                              hint='remove those comments first, or edit by hand')
-
-    def to_bytes(self):
-        """The current text as UTF-8 bytes."""
-        return self.text.encode('utf-8')
-
-    @property
-    def changed(self):
-        return self.text != self.original
