@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
+import posixpath
 import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
@@ -1008,7 +1008,7 @@ def render_extender(options, exists=None):
                 if tsnake.endswith('_data'):
                     tvalue = base64.b64encode(tvalue.encode('utf-8')).decode('ascii')
                 if tsnake.endswith('_file'):
-                    if not os.path.isabs(tvalue):
+                    if not posixpath.isabs(tvalue):
                         errs.append('extender.tls_config.%s %r must be an absolute path' % (tsnake, tvalue))
                     elif not (exists or _no_node)(tvalue):
                         errs.append('extender.tls_config.%s %s does not exist on the node; create it before adding the extender'
@@ -1226,11 +1226,11 @@ def _finish(result, before, text, kubernetes_version, files):
 def plan(view, params):
     """The Plan of ``baremetal.k3s.scheduler_config``: the scheduler config with our extender in or out."""
     path = params['path']
-    if not os.path.isabs(path or ''):
+    if not posixpath.isabs(path or ''):
         raise SchedulerConfigError('path %r must be an absolute path' % (path,))
     if view.isdir(path):
         raise SchedulerConfigError('path %s is a directory; give the scheduler config file' % path)
-    if params.get('kubeconfig') and not os.path.isabs(params['kubeconfig']):
+    if params.get('kubeconfig') and not posixpath.isabs(params['kubeconfig']):
         raise SchedulerConfigError('kubeconfig %s must be an absolute path' % params['kubeconfig'])
     before = view.read(path)
     result = edit(before, params, exists=view.exists, isdir=view.isdir)

@@ -604,6 +604,27 @@ def test_kubeconfig_directory_is_refused(tmp_path):
     assert any('is a directory' in e for e in errs), errs
 
 
+def test_the_node_files_are_the_callers(monkeypatch):
+    """The parser asks the caller's exists/isdir (the View's), never this machine's file system."""
+    def no_local_io(*args):
+        raise AssertionError('the parser looked at this machine: %r' % (args,))
+    monkeypatch.setattr(os.path, 'isdir', no_local_io)
+    monkeypatch.setattr(os.path, 'exists', no_local_io)
+    asked = []
+    node_dirs = {'/node/only/a-directory'}
+    text = doc('v1', 'clientConnection:\n  kubeconfig: /node/only/a-directory\n')
+    errs = sc.validate_text(text, exists=lambda p: asked.append(('exists', p)) or True,
+                            isdir=lambda p: asked.append(('isdir', p)) or p in node_dirs)[1]
+    assert any('is a directory' in e for e in errs), errs
+    assert ('isdir', '/node/only/a-directory') in asked
+    with pytest.raises(ValueError, match='reads no file of the node'):
+        sc.validate_text(doc('v1'))
+    # edit hands its isdir to the final check: a kubeconfig that is a directory on the node is refused
+    with pytest.raises(sc.SchedulerConfigError, match='is a directory'):
+        sc.edit(None, {'state': 'present', 'extender': dict(OURS), 'kubeconfig': KUBECONFIG}, exists=exists,
+                isdir=lambda p: p == KUBECONFIG)
+
+
 @pytest.mark.parametrize('weights,ok', [
     ([1, 2], True), ([-1], False), ([-1, 1], False), ([2147483647, 2147483647], True),
 ])
