@@ -47,9 +47,7 @@ import json
 import os
 import posixpath
 import shutil
-import signal
 import sqlite3
-import subprocess
 import tarfile
 import time
 import zlib
@@ -65,6 +63,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _service as s
 from ansible_collections.baremetal.k3s.plugins.module_utils import _token_file as token_file
 from ansible_collections.baremetal.k3s.plugins.module_utils._backup import BackupError
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import run_foreground  # k3s's cluster reset runs there
 
 ASIDE_INFIX = '.before-restore-'
 NEW_DB_RECORD = 'new-db'  # in a stage directory: device and inode of the staged server/db (see clean_stale)
@@ -557,28 +556,6 @@ def _reset_env(command):
     env.update(command['env'])
     env['LC_ALL'] = 'C'
     return env
-
-
-def run_foreground(argv, env, timeout):
-    """(exit code, output) of ``argv`` run in its own session; after ``timeout`` seconds it and its children are ended
-    (SIGTERM, then SIGKILL) and the exit code is None."""
-    proc = subprocess.Popen(argv, env=env, cwd='/', stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        out, dummy = proc.communicate(timeout=timeout)
-        return proc.returncode, out.decode('utf-8', 'replace')
-    except subprocess.TimeoutExpired:
-        for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, None)):
-            try:
-                os.killpg(proc.pid, sig)
-            except OSError:
-                pass
-            try:
-                out, dummy = proc.communicate(timeout=wait)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        return None, (out or b'').decode('utf-8', 'replace')
 
 
 def _cluster_reset(facts, command, token, timeout, run, done, host_path, asides, clock):

@@ -12,7 +12,9 @@ file contents, directory listings, symlinks, whether a place can be written, ``/
 and the output of read-only commands (``systemctl show``, ``k3s --version``). It never
 changes anything. Paths are the node's paths; ``root`` maps them somewhere else, so that
 tests run the real logic against a directory tree they built, with a fake ``runner`` for
-commands.
+commands. The collection runs commands only from here: the View's ``runner``, and
+:func:`run_foreground` for the one that must run in the foreground with a timeout
+(k3s_restore's ``k3s server --cluster-reset``).
 
 Pure standard library; no Ansible import (the module hands in a ``runner`` built on
 ``AnsibleModule.run_command``).
@@ -22,7 +24,9 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import socket
+import subprocess
 import time
 
 
@@ -292,6 +296,32 @@ class View:
             return self._hostname
         text = self.read_text('/proc/sys/kernel/hostname')
         return (text or socket.gethostname()).strip()
+
+
+def run_foreground(argv, env, timeout):
+    """(exit code, output) of ``argv`` run in its own session, in the foreground, with the environment ``env``; after
+    ``timeout`` seconds it and its children are ended (SIGTERM, then SIGKILL) and the exit code is None.
+
+    The one command that is no View question: k3s_restore's ``k3s server --cluster-reset``, which must run as the
+    service would, outlive no timeout, and leave no child behind (the module's ``run_command`` does neither).
+    """
+    proc = subprocess.Popen(argv, env=env, cwd='/', stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, dummy = proc.communicate(timeout=timeout)
+        return proc.returncode, out.decode('utf-8', 'replace')
+    except subprocess.TimeoutExpired:
+        for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, None)):
+            try:
+                os.killpg(proc.pid, sig)
+            except OSError:
+                pass
+            try:
+                out, dummy = proc.communicate(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        return None, (out or b'').decode('utf-8', 'replace')
 
 
 def clk_tck():
