@@ -1056,7 +1056,7 @@ def scheduler_version(argv):
 def our_verdict(model, text, kubernetes_version=REFERENCE_VERSION):
     """(accepted, errors) of our validator, as the scheduler_config module computes it when told the binary's version."""
     _version, errors = model.validate_text(text, kubernetes_version=kubernetes_version, check_files=True,
-                                          exists=os.path.exists, isdir=os.path.isdir)
+                                           exists=os.path.exists, isdir=os.path.isdir)
     return not errors, list(errors)
 
 
