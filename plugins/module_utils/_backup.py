@@ -44,7 +44,6 @@ import io
 import json
 import os
 import re
-import shutil
 import sqlite3
 import stat
 import tarfile
@@ -517,18 +516,6 @@ def _out_of_inodes(path):
     return bool(vfs.f_files) and vfs.f_favail == 0
 
 
-def _make_backup_dir(backup_dir):
-    """Create ``backup_dir`` (0700, whatever the umask) and its missing parents; whether this run made it."""
-    if os.path.isdir(backup_dir):
-        return False
-    parent = os.path.dirname(backup_dir)
-    if not os.path.isdir(parent):
-        os.makedirs(parent, 0o755)
-    os.mkdir(backup_dir, 0o700)
-    os.chmod(backup_dir, 0o700)
-    return True
-
-
 def _copy_datastore(facts, host_path, tmp):
     """(the file that goes into the archive, its member name, {rows, revision, integrity}) of the datastore."""
     if facts['datastore'] == 'etcd':
@@ -603,8 +590,7 @@ def _retention(facts, host_path):
             try:
                 if ARCHIVE_RE.fullmatch(os.path.basename(path)) and os.path.lexists(real) and \
                         stat.S_ISREG(os.lstat(real).st_mode):
-                    _io.require_held(real)
-                    os.unlink(real)
+                    _io.remove_tree(real)
                     removed.append(victim)
             except OSError as e:
                 warnings.append('retention could not remove %s: %s; the new archive is written, remove it by hand.'
@@ -622,13 +608,13 @@ def write_archive(facts, host_path, opener=open):
     """
     facts = dict(facts)
     backup_dir = host_path(facts['backup_dir'])
-    _io.require_held(backup_dir)
-    made = _make_backup_dir(backup_dir)
     written = _io.Written()
-    if made:
-        written.add(lambda: os.rmdir(backup_dir))
+    _io.make_dir(backup_dir, 0o700, written)
     for stale in _io.stale_temps(backup_dir, TEMP_PREFIX):
-        shutil.rmtree(stale, ignore_errors=True)
+        try:
+            _io.remove_tree(stale, guard=backup_dir)
+        except OSError:
+            pass  # the room check counted it as free; the write will say what is missing
     try:
         stats, member, size, digest = _write_files(facts, host_path, backup_dir, written, opener)
     except BaseException as e:

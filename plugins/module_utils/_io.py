@@ -472,12 +472,30 @@ def fsync_dir(path):
         os.close(fd)
 
 
-def remove_tree(path):
-    """Remove the file or directory ``path`` (host path; a link itself, never what it points to)."""
+def remove_tree(path, guard=None):
+    """Remove the file or directory ``path`` (host path; a link itself, never what it points to), under the lock of
+    ``guard`` (default ``path``)."""
+    require_held(guard or path)
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
     elif os.path.lexists(path):
         os.unlink(path)
+
+
+def make_dir(path, mode=0o700, written=None, guard=None):
+    """Create the directory ``path`` (host path) with ``mode`` whatever the umask, its missing parents 0755, under the
+    lock of ``guard`` (default ``path``); whether it was made. ``written`` records its removal (when empty)."""
+    require_held(guard or path)
+    if os.path.isdir(path):
+        return False
+    parent = os.path.dirname(path)
+    if not os.path.isdir(parent):
+        os.makedirs(parent, 0o755)
+    os.mkdir(path, mode)
+    os.chmod(path, mode)
+    if written is not None:
+        written.add(lambda: os.rmdir(path))
+    return True
 
 
 class Written:
@@ -538,7 +556,7 @@ def stream_file(path, mode=0o600, written=None, workdir=None, opener=open, repla
     old = _old_bytes(path) if replace and written is not None else None
     if workdir is None:
         for stale in stale_temps(path):
-            remove_tree(stale)
+            remove_tree(stale, guard or path)
         fd, tmp = tempfile.mkstemp(prefix='.%s%s' % (os.path.basename(path), TEMP_INFIX), suffix=TEMP_SUFFIX,
                                    dir=directory)
     else:

@@ -350,11 +350,11 @@ def clean_stale(directories, real_db, now):
                     aside = '%s.%d' % (aside.rsplit('.killed', 1)[0] + '.killed', n)
                 _io.rename_dir(replaced, aside, guard=real_db)
                 kept.append(aside)
-            _io.remove_tree(path)
+            _io.remove_tree(path, guard=real_db)
             removed.append(path)
         for path in _io.stale_temps(directory, TOKEN_TEMP_PREFIX):
             if os.path.isfile(path):
-                os.unlink(path)
+                _io.remove_tree(path, guard=real_db)
                 removed.append(path)
         _io.fsync_dir(directory)
     return removed, kept
@@ -468,10 +468,10 @@ def _read_archive(tar, facts, command, tokens, found):
 def _stage(tar, members, member, manifest, stage, facts):
     """Unpack the datastore and the token into ``stage`` and check them (sha256, integrity); (db dir, token) there."""
     staged_db_dir = os.path.join(stage, 'db')
-    os.mkdir(staged_db_dir, 0o700)
+    _io.make_dir(staged_db_dir, 0o700)
     staged_db = os.path.join(staged_db_dir, posixpath.relpath(member, 'server/db'))
     if os.path.dirname(staged_db) != staged_db_dir:
-        os.mkdir(os.path.dirname(staged_db), 0o700)
+        _io.make_dir(os.path.dirname(staged_db), 0o700)
     staged_token = os.path.join(stage, 'token')
     _extract(tar, members[member], staged_db)
     _extract(tar, members[backup.TOKEN_MEMBER], staged_token)
@@ -497,8 +497,7 @@ def _clean_and_check(facts, host_path, server, db_dir, token, members):
     facts['stale_removed'] = [_node(host_path, p) for p in cleaned]
     facts['stale_kept'] = [_node(host_path, p) for p in kept]
     _check_room(facts, stage_dir, members)
-    if not os.path.isdir(server):
-        os.makedirs(server, 0o700)
+    _io.make_dir(server, 0o700, guard=db_dir)
     return stage_dir
 
 
@@ -609,11 +608,10 @@ def _put_back(facts, done, host_path, asides):
         if facts['token_aside']:
             with open(host_path(facts['token_aside']), 'rb') as f:
                 _io.write_bytes(token, f.read())
-            os.unlink(host_path(facts['token_aside']))
+            _io.remove_tree(host_path(facts['token_aside']), guard=token)
             facts['token_aside'] = ''
         elif done.get('token_created'):
-            _io.require_held(token)
-            os.unlink(token)
+            _io.remove_tree(token)
     except OSError as e:
         problems.append('%s: %s' % (facts['token'], e.strerror or e))
     facts['restored'] = []
@@ -644,7 +642,7 @@ def rejoin(facts, host_path, check_only=False):
     try:
         _io.rename_dir(db_dir, aside)
         if asides.get('real_db', facts['db_dir']) != facts['db_dir']:
-            os.mkdir(db_dir, 0o700)  # server/db stays a link to that disk, to an empty directory k3s joins into
+            _io.make_dir(db_dir, 0o700)  # server/db stays a link to that disk, to an empty directory k3s joins into
     except OSError as e:
         raise BackupError('moving %s aside failed: %s. Nothing was changed.' % (facts['db_dir'], e.strerror or e))
     facts['db_aside'] = asides['db']
