@@ -170,7 +170,8 @@ class Waiter:
         since = self.p.get('since')
         if state['node_ready'] and since is not None:
             beat = heartbeat(node)
-            if epoch(beat) is None or epoch(beat) + 1 < since:  # heartbeats are whole seconds
+            # whole seconds: the roles pass the first second after the old process was gone
+            if epoch(beat) is None or epoch(beat) < since:
                 state['node_ready'] = False
                 reasons.append('node %s is Ready only as of its last heartbeat %s, before the restart: waiting for a new one'
                                % (self.node, beat or '(none)'))

@@ -314,7 +314,11 @@ def test_a_ready_from_before_the_restart_does_not_count(node):
     failed, r = run_module(k3s_ready, {'kubectl': ['/usr/local/bin/k3s', 'kubectl'], 'node_name': 'node-1', 'since': since,
                                        'timeout': 0, 'interval': 1})
     assert failed and 'before the restart' in r['msg'], r
-    beat['t'] = '2026-11-24T10:00:31Z'
+    beat['t'] = '2026-11-24T10:00:29Z'  # the second before: the old process could have posted it
+    failed, r = run_module(k3s_ready, {'kubectl': ['/usr/local/bin/k3s', 'kubectl'], 'node_name': 'node-1', 'since': since,
+                                       'timeout': 0, 'interval': 1})
+    assert failed and 'before the restart' in r['msg'], r
+    beat['t'] = '2026-11-24T10:00:30Z'
     failed, r = run_module(k3s_ready, {'kubectl': ['/usr/local/bin/k3s', 'kubectl'], 'node_name': 'node-1', 'since': since,
                                        'timeout': 0, 'interval': 1})
     assert not failed and r['node_ready'], r
