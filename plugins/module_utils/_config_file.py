@@ -32,12 +32,14 @@ the warnings and the messages.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as yamledit
@@ -48,7 +50,6 @@ MARKER = '# Managed by baremetal.k3s.k3s_config_file'
 HEADER = (MARKER + ': k3s reads this file after config.yaml and the files of this\n'
           '# directory that sort before it. Changes made here are overwritten; remove it with state=absent.\n')
 DEFAULT_CONFIG_DIR = '/etc/rancher/k3s/config.yaml.d'
-RKE2_CONFIG_DIR = '/etc/rancher/rke2/config.yaml.d'
 MODE = 0o600
 HIDDEN = secrets.HIDDEN
 _STYLE = yamledit._Style(map_indent=2, seq_offset=2, seq_content=2)  # pylint: disable=protected-access
@@ -67,7 +68,13 @@ def is_secret(key):
 
 # -- the request --------------------------------------------------------------------------------------
 def default_service(config_dir):
-    return 'rke2-server' if config_dir.rstrip('/').startswith('/etc/rancher/rke2') else 'k3s'
+    """The server service of the platform whose config directory holds ``config_dir`` (k3s otherwise)."""
+    path = config_dir.rstrip('/')
+    for platform in _platform.PLATFORMS.values():
+        home = posixpath.dirname(platform.config_file)
+        if platform.config_file and (path == home or path.startswith(home + '/')):
+            return platform.server_service
+    return _platform.K3S.server_service
 
 
 def validate_name(name):

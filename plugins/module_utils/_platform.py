@@ -152,6 +152,8 @@ KUBEADM = Platform(
 
 # In the order platform=auto looks for them.
 PLATFORMS = {p.name: p for p in (K3S, RKE2, KUBEADM)}
+# Every platform's environment prefix: what a child of this run must not inherit from Ansible's environment.
+ENV_PREFIXES = tuple(p.env_prefix for p in PLATFORMS.values() if p.env_prefix)
 
 
 def get(name):

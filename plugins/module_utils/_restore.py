@@ -58,6 +58,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _backup as ba
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_info as k3s_info
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils import _token_file as token_file
@@ -551,7 +552,7 @@ def _reset_argv(command, snapshot, token):
 
 def _reset_env(command):
     """The module's environment without k3s's variables, then the service's (as systemd or openrc gives them)."""
-    env = dict((k, v) for k, v in os.environ.items() if not k.startswith(('K3S_', 'RKE2_')))
+    env = dict((k, v) for k, v in os.environ.items() if not k.startswith(_platform.ENV_PREFIXES))
     env.update(command['env'])
     env['LC_ALL'] = 'C'
     return env
