@@ -50,6 +50,7 @@ FIELDS = (
     'client_ca',             # the signer of kubernetes.io/kube-apiserver-client
     'crictl_dir',            # where it ships crictl ('' when it does not)
     'crictl_endpoint',       # the runtime endpoint its crictl needs ('' for crictl's default)
+    'registries_file',       # containerd's registry settings its agent reads at start ('' when it has none)
 )
 
 # Fields whose value is a path or words that facts() fills in.
@@ -112,7 +113,7 @@ K3S = Platform(
     scheduler_cert='{data_dir}/server/tls/kube-scheduler/kube-scheduler.crt',
     scheduler_ca='{data_dir}/server/tls/server-ca.crt',
     server_ca='{data_dir}/server/tls/server-ca.crt', client_ca='{data_dir}/server/tls/client-ca.crt',
-    crictl_dir='', crictl_endpoint='',
+    crictl_dir='', crictl_endpoint='', registries_file='/etc/rancher/k3s/registries.yaml',
 )
 
 # RKE2 is built on k3s: the same config file rules and data dir layout under its own names; its
@@ -132,6 +133,7 @@ RKE2 = Platform(
     scheduler_ca='{data_dir}/server/tls/server-ca.crt',
     server_ca='{data_dir}/server/tls/server-ca.crt', client_ca='{data_dir}/server/tls/client-ca.crt',
     crictl_dir='{data_dir}/bin', crictl_endpoint='unix:///run/k3s/containerd/containerd.sock',
+    registries_file='/etc/rancher/rke2/registries.yaml',
 )
 
 # kubeadm: no service of its own; the kubelet runs the scheduler from a static pod manifest, whose
@@ -147,7 +149,7 @@ KUBEADM = Platform(
     scheduler_manifest='/etc/kubernetes/manifests/kube-scheduler.yaml',
     scheduler_cert='', scheduler_ca='',
     server_ca='/etc/kubernetes/pki/ca.crt', client_ca='/etc/kubernetes/pki/ca.crt',
-    crictl_dir='', crictl_endpoint='',
+    crictl_dir='', crictl_endpoint='', registries_file='',
 )
 
 # In the order platform=auto looks for them.

@@ -204,6 +204,9 @@ platform_record:
     crictl_endpoint:
       description: The container runtime endpoint the platform's crictl needs; empty for crictl's default.
       type: str
+    registries_file:
+      description: The containerd registry settings its agent reads at start (M(baremetal.k3s.k3s_registries)); empty when it has none.
+      type: str
   sample:
     name: k3s
     title: k3s
@@ -230,6 +233,7 @@ platform_record:
     client_ca: /var/lib/rancher/k3s/server/tls/client-ca.crt
     crictl_dir: ''
     crictl_endpoint: ''
+    registries_file: /etc/rancher/k3s/registries.yaml
 manifest_path:
   description: The kube-scheduler static pod manifest (kubeadm); empty for k3s and RKE2.
   returned: always

@@ -30,6 +30,7 @@ from ansible_collections.baremetal.k3s.plugins.modules import (
     k3s_info,
     k3s_manifests,
     k3s_ready,
+    k3s_registries,
     k3s_restore,
     k3s_service,
     k3s_service_arg,
@@ -102,6 +103,9 @@ NAMES = [
     (k3s_info, {'service': 'k3s{}'}, 'service', 'a service name'),
     (k3s_restore, {'archive': '/var/backups/k3s/a.tar.gz', 'service': 'k3s{}'}, 'service', 'a service name'),
     (k3s_backup, {'host': 'node{}-1', 'backup_dir': '/var/backups/k3s'}, 'host', 'the archive name'),
+    (k3s_registries, {'mirrors': {'docker.io{}': {'endpoint': ['https://r.example']}}}, 'mirrors', 'a registry name'),
+    (k3s_registries, {'configs': {'r.example{}:5000': {'tls': {'insecure_skip_verify': True}}}}, 'configs',
+     'a registry name'),
     (static_pod_arg, {'path': '/etc/kubernetes/manifests/kube-scheduler.yaml', 'arg': '--config=/etc/x.yaml',
                       'volume_prefix': 'bk3s{}'}, 'volume_prefix', 'a volume name'),
 ]

@@ -25,7 +25,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.common import warnings as ansible_warnings
 
-from ansible_collections.baremetal.k3s.plugins.modules import k3s_config_file, k3s_info, k3s_service, k3s_service_arg, rollback
+from ansible_collections.baremetal.k3s.plugins.modules import k3s_config_file, k3s_info, k3s_registries, k3s_service, k3s_service_arg, rollback
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import set_module_args
@@ -384,3 +384,24 @@ def test_rollback_of_files_with_secrets(node, capsys):
         assert not failed and result['changed'], text
         assert_hidden(text, *list(old.values()) + list(new.values()))
     assert old['cli'] in node.read(UNIT).decode()
+
+
+# -- k3s_registries -------------------------------------------------------------------------------------------------------
+REGISTRIES = '/etc/rancher/k3s/registries.yaml'
+
+
+@pytest.mark.parametrize('key', ['password', 'auth', 'identity_token'])
+def test_k3s_registries(node, capsys, key):
+    """A registry's password, auth and identity token: written to the file, nowhere in the result (the invocation, the
+    diff), neither the old value nor the new one; a refusal that quotes the options hides it too."""
+    old, new = secret('old' + key), secret('new' + key)
+    for value in (old, new):
+        configs = {'r.example:5000': {'auth': {'username': 'puller', key: value}}}
+        failed, result, text = run(k3s_registries, {'configs': configs}, capsys)
+        assert not failed and result['changed'] and 'puller' in text, text
+        assert_hidden(text, old, new)
+        assert value in node.read(REGISTRIES).decode()
+    bad = {'r.example:5000': {'auth': {key: new, 'user': 'puller'}}}
+    failed, result, text = run(k3s_registries, {'configs': bad}, capsys)
+    assert failed and 'does not know' in result['msg'], text
+    assert_hidden(text, old, new)
