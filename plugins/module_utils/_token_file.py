@@ -36,7 +36,8 @@ class TokenPlan(Plan):
 
     def diff(self):
         return [{'before_header': c.path, 'after_header': c.path,
-                 'before': '' if c.before is None else '(a token, hidden)\n', 'after': '(a token, hidden)\n'}
+                 'before': '' if c.before is None else '(a token, hidden)\n',
+                 'after': '' if c.after is None else '(a token, hidden)\n'}
                 for c in self.changes]
 
 
@@ -78,8 +79,13 @@ def parse(text, where):
 
 
 def plan(view, params):
-    """The Plan: create the file, leave it, or (with ``replace``) rewrite it; PlanError for a different token."""
+    """The Plan: create the file, leave it, or (with ``replace``) rewrite it; PlanError for a different token.
+
+    ``state: absent`` removes the file when it holds a k3s token (the one given, when one is given).
+    """
     path = params['path']
+    if params.get('state', 'present') == 'absent':
+        return plan_absent(view, params)
     new = parse(params['token'] or '', 'the token given')
     if view.isdir(path):
         raise PlanError('%s is a directory; give the path of the token file (token-file in k3s\'s config).' % path)
@@ -105,6 +111,36 @@ def plan(view, params):
     facts['replaced'] = True
     warnings.extend(_mode_warnings(view, path))
     return TokenPlan([Change(path, before, after)], facts, warnings)
+
+
+def plan_absent(view, params):
+    """Remove the token file: only a file that holds a k3s token, and the one given when ``token`` is given.
+
+    A file that holds something else is not a token file this module wrote: it is refused, and nothing is removed.
+    """
+    path = params['path']
+    facts = {'path': path, 'replaced': False}
+    if view.isdir(path):
+        raise PlanError('%s is a directory, not a token file; nothing was removed. Give the path of the token file '
+                        '(token-file in k3s\'s config).' % path, path=path)
+    if view.islink(path):
+        raise PlanError('%s is a symbolic link; a token file is removed only as a file of its own. Nothing was removed. '
+                        'Remove the link by hand if it should go.' % path, path=path)
+    before = view.read(path)
+    if before is None:
+        return TokenPlan([], facts)
+    try:
+        old = parse(before.decode('ascii'), path)
+    except (UnicodeDecodeError, PlanError):
+        raise PlanError('%s does not hold a k3s token, so it is not a token file this collection wrote; nothing was '
+                        'removed. Remove it by hand if it should go.' % path, path=path)
+    if params.get('token'):
+        given = parse(params['token'], 'the token given')
+        if not old.same_as(given):
+            what = 'a different token (%s)' % _difference(old, given)
+            raise PlanError('%s holds %s than the one given, so it is not the file this cluster\'s run wrote; nothing was '
+                            'removed. Check the token given, or remove the file by hand.' % (path, what), path=path)
+    return TokenPlan([Change(path, before, None)], facts)
 
 
 def _difference(old, new):

@@ -32,9 +32,17 @@ options:
     type: path
     required: true
   token:
-    description: The cluster token - a full C(K10...) token as the server writes it (C(<data-dir>/server/token)) or the bare password.
+    description:
+      - The cluster token - a full C(K10...) token as the server writes it (C(<data-dir>/server/token)) or the bare password.
+      - Required with O(state=present). With O(state=absent), the file is removed only when it holds this token.
     type: str
-    required: true
+  state:
+    description:
+      - V(present) writes the file; V(absent) removes it, only when it holds a k3s token (the one in O(token), when given).
+        A file that holds anything else is refused and left as it is.
+    type: str
+    default: present
+    choices: [present, absent]
   replace:
     description: Write O(token) over a file that holds a different one (a token rotation, a node moved to another cluster).
     type: bool
@@ -50,6 +58,11 @@ EXAMPLES = r'''
     token: "{{ cluster_token }}"
   no_log: true
   notify: Restart k3s-agent
+
+- name: Remove the token file of a node taken out of its cluster
+  baremetal.k3s.k3s_token_file:
+    path: /etc/rancher/k3s/cluster-token
+    state: absent
 '''
 
 RETURN = r'''
@@ -69,7 +82,8 @@ replaced:
   type: bool
   sample: false
 files:
-  description: The file written, with what was done to it (C(created), C(modified)); empty when nothing changed.
+  description: The file written or removed, with what was done to it (C(created), C(modified), C(removed)); empty when nothing
+    changed.
   returned: always
   type: list
   elements: dict
@@ -84,13 +98,15 @@ from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanErr
 
 ARGUMENT_SPEC = dict(
     path=dict(type='path', required=True),
-    token=dict(type='str', required=True, no_log=True),
+    token=dict(type='str', no_log=True),
     replace=dict(type='bool', default=False),
+    state=dict(type='str', default='present', choices=['present', 'absent']),
 )
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
+                           required_if=[('state', 'present', ['token'])])
     try:
         result = _io.locked_apply(module, lambda: token_file.plan(_io.node_view(module), module.params),
                                   paths=[module.params['path']])

@@ -88,3 +88,56 @@ def test_check_mode_writes_nothing(node):
 def test_a_directory_is_refused(node):
     node.makedirs(PATH)
     assert 'is a directory' in module_fail(k3s_token_file, {'path': PATH, 'token': FULL})
+
+
+@pytest.mark.parametrize('held, given', [
+    (FULL + '\n', None),                  # any k3s token, when none is given
+    (FULL + '\n', 's3cret-pass'),         # the one given, in another form
+    ('s3cret-pass\n', FULL),
+])
+def test_absent_removes_a_token_file_without_showing_it(node, held, given):
+    node.write(PATH, held)
+    args = {'path': PATH, 'state': 'absent'}
+    if given:
+        args['token'] = given
+    r = module_ok(k3s_token_file, args, diff=True)
+    assert r['changed'] and r['files'] == [{'path': PATH, 'action': 'removed', 'backup_file': None}]
+    assert not node.exists(PATH)
+    assert r['diff'][0]['before'] == '(a token, hidden)\n' and r['diff'][0]['after'] == ''
+    assert 's3cret' not in json.dumps(r)
+    again = module_ok(k3s_token_file, args)
+    assert not again['changed'] and again['files'] == []
+
+
+@pytest.mark.parametrize('held, given, words', [
+    ('# my notes\nnot a token at all\n', None, 'does not hold a k3s token'),
+    ('\x00\x01binary', None, 'does not hold a k3s token'),
+    ('other-pass\n', FULL, 'another password'),
+    ('K10%s::server:s3cret-pass\n' % ('b' * 64), FULL, 'another cluster CA'),
+])
+def test_absent_refuses_a_file_that_is_not_this_token_and_keeps_its_bytes(node, held, given, words):
+    node.write(PATH, held)
+    args = {'path': PATH, 'state': 'absent'}
+    if given:
+        args['token'] = given
+    failed, result = run_module(k3s_token_file, args)
+    assert failed and words in result['msg'] and 'nothing was removed' in result['msg'], result
+    assert node.read(PATH) == held.encode()
+    assert 's3cret' not in json.dumps(result) and 'other-pass' not in json.dumps(result)
+
+
+def test_absent_refuses_a_directory_and_a_link_and_check_mode_removes_nothing(node):
+    node.makedirs(PATH)
+    assert 'is a directory' in module_fail(k3s_token_file, {'path': PATH, 'state': 'absent'})
+    other = '/etc/rancher/k3s/elsewhere'
+    node.write(other, FULL + '\n')
+    node.symlink(other, PATH + '-link')
+    assert 'symbolic link' in module_fail(k3s_token_file, {'path': PATH + '-link', 'state': 'absent'})
+    assert node.read(other) == (FULL + '\n').encode()
+    r = module_ok(k3s_token_file, {'path': other, 'state': 'absent'}, check_mode=True)
+    assert r['changed'] and node.exists(other)
+
+
+def test_present_still_needs_the_token(node):
+    assert 'token' in module_fail(k3s_token_file, {'path': PATH})
+    assert not node.exists(PATH)
