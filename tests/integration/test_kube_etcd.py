@@ -354,3 +354,20 @@ def test_snapshot_and_cluster_reset_restore(three, token):
     wait('EtcdIsVoter True on every Node after the restore', lambda: etcd_conditions(s1) == want, 120, [(s2, 'k3s')])
     facts = k3s_ready(s2, s3, 120)
     assert facts['ready'] and facts['etcd_member'] is True, facts
+
+
+def test_a_deleted_server_node_leaves_etcd(three):
+    """k3s's member controller: a server's Node carries its finalizer, and deleting the Node (here after its k3s
+    stopped, as baremetal.k3s.reset does) removes its member before the Node goes; the two left keep a quorum."""
+    s1, s2, s3 = three['s1'], three['s2'], three['s3']
+    names = {n: state(n)['etcd_member_name'] for n in (s1, s2, s3)}
+    wait('the member finalizer on %s' % s3, lambda: 'wrangler.cattle.io/managed-etcd-controller' in kubectl_json(
+        s2, 'get', 'node', s3)['metadata'].get('finalizers', []), 60, [(s3, 'k3s')])
+    stop_unit(s3)
+    kubectl(s2, 'delete', 'node', s3, '--wait=true', '--timeout=90s')
+    assert s3 not in kubectl(s2, 'get', 'nodes', '-o', 'name').stdout
+    assert voters(s2) == sorted([names[s1], names[s2]]), members(s2)
+    removed = [e for n in (s1, s2) for e in events(n, 'etcd_member_removed')]
+    assert [e['member'] for e in removed] == [names[s3]], removed
+    kubectl(s1, 'create', 'configmap', 'after-s3-left', '--from-literal=a=1')
+    assert 'after-s3-left' in (configmaps(s2) or set())

@@ -19,6 +19,9 @@ type Meta struct {
 	OwnerReferences []OwnerReference  `json:"ownerReferences,omitempty"`
 	// CreationTimestamp is set by the API server (RFC 3339).
 	CreationTimestamp string `json:"creationTimestamp,omitempty"`
+	// DeletionTimestamp is set by the API server once a delete waits for finalizers.
+	DeletionTimestamp string   `json:"deletionTimestamp,omitempty"`
+	Finalizers        []string `json:"finalizers,omitempty"`
 }
 
 // OwnerReference is metav1.OwnerReference.
@@ -118,6 +121,23 @@ func (c *Client) PatchNodeMeta(ctx context.Context, name string, labels, annotat
 		meta["annotations"] = annotations
 	}
 	patch := map[string]any{"metadata": meta}
+	return c.Do(ctx, http.MethodPatch, nodesPath+"/"+name, patch, MergePatch, nil)
+}
+
+// GetNode reads one Node.
+func (c *Client) GetNode(ctx context.Context, name string) (Node, error) {
+	var n Node
+	err := c.Get(ctx, nodesPath+"/"+name, &n)
+	return n, err
+}
+
+// SetNodeFinalizers replaces a Node's finalizers, as of resourceVersion rv
+// (a 409 Conflict when the Node changed since it was read).
+func (c *Client) SetNodeFinalizers(ctx context.Context, name, rv string, finalizers []string) error {
+	if finalizers == nil {
+		finalizers = []string{}
+	}
+	patch := map[string]any{"metadata": map[string]any{"resourceVersion": rv, "finalizers": finalizers}}
 	return c.Do(ctx, http.MethodPatch, nodesPath+"/"+name, patch, MergePatch, nil)
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"baremetal.k3s/tests/kube/internal/kubeapi"
@@ -92,7 +93,8 @@ func etcdMemberNodes(members []EtcdMember, nodes []kubeapi.Node) map[string]*Etc
 }
 
 // startEtcdControllers runs, after the API server is ready, the metadata
-// of this server's Node and the leader's learner management.
+// of this server's Node, the leader's learner management and the member
+// controller (etcdmembers.go).
 func (s *server) startEtcdControllers(ctx context.Context) {
 	e := s.etcd
 	if e == nil {
@@ -107,6 +109,17 @@ func (s *server) startEtcdControllers(ctx context.Context) {
 		go e.setNodeMetadata(ctx, admin)
 	}
 	go e.manageLearners(ctx, admin)
+	go e.manageMembers(ctx, admin)
+}
+
+// addMemberFinalizer puts the member controller's finalizer on this
+// server's Node (a delete of the Node then waits until its member is gone).
+func (e *managedEtcd) addMemberFinalizer(ctx context.Context, c *kubeapi.Client) error {
+	n, err := c.GetNode(ctx, e.node)
+	if err != nil || slices.Contains(n.Metadata.Finalizers, EtcdMemberFinalizer) {
+		return err
+	}
+	return c.SetNodeFinalizers(ctx, e.node, n.Metadata.ResourceVersion, append(slices.Clone(n.Metadata.Finalizers), EtcdMemberFinalizer))
 }
 
 // setNodeMetadata labels this server's Node as k3s's metadata controller
@@ -116,7 +129,7 @@ func (e *managedEtcd) setNodeMetadata(ctx context.Context, c *kubeapi.Client) {
 	labels := map[string]string{EtcdRoleLabel: "true", nodeconfig.ControlPlaneLabel: "true", nodeconfig.MasterLabel: "true"}
 	ann := map[string]string{EtcdNodeNameAnnotation: e.self.name, EtcdNodeAddressAnnotation: e.self.address}
 	for {
-		if err := c.PatchNodeMeta(ctx, e.node, labels, ann); err == nil {
+		if err := c.PatchNodeMeta(ctx, e.node, labels, ann); err == nil && e.addMemberFinalizer(ctx, c) == nil {
 			infof("etcd member metadata set on node %s: %s=%s", e.node, EtcdNodeNameAnnotation, e.self.name)
 			return
 		}
