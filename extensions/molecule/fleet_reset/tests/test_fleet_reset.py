@@ -2,7 +2,7 @@
 # Copyright (c) 2026, baremetal.k3s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""After baremetal.k3s.reset took agent-2 and server-2 out: what the real API server says of the cluster left."""
+"""After baremetal.k3s.reset took agent-2 and server-2 out: what the real API server and etcd say of the cluster left."""
 
 from __future__ import annotations
 
@@ -30,8 +30,16 @@ def test_the_cluster_still_serves_on_the_server_that_stays():
 
 def test_the_nodes_that_stay_are_ready_and_the_reset_ones_are_gone():
     nodes = _nodes()
-    assert sorted(nodes) == ['bk3s-reset-agent-1', 'bk3s-reset-server-1'], sorted(nodes)
+    assert sorted(nodes) == ['bk3s-reset-agent-1', 'bk3s-reset-server-1', 'bk3s-reset-server-3'], sorted(nodes)
     assert all(_ready(node) for node in nodes.values()), {name: n['status']['conditions'] for name, n in nodes.items()}
+
+
+def test_the_reset_server_left_etcd_and_two_voters_serve():
+    """Deleting server-2's Node took its member out of etcd (k3s's member controller): two voters, no learner."""
+    members = json.loads(FIRST.check_output('curl -sfk https://127.0.0.1:9345/db/info'))['members']
+    names = sorted(m.get('name', '') for m in members)
+    assert len(members) == 2 and not any(m.get('isLearner') for m in members), members
+    assert [n.rsplit('-', 1)[0] for n in names] == ['bk3s-reset-server-1', 'bk3s-reset-server-3'], names
 
 
 def test_the_reset_drained_and_deleted_each_node_through_the_api():
