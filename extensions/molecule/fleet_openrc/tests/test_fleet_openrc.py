@@ -2,13 +2,15 @@
 # Copyright (c) 2026, baremetal.k3s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""baremetal.k3s.site on openrc: the installer's init scripts, the images tarball, a real join."""
+"""baremetal.k3s.site on openrc: the installer's init scripts, the images tarball, a real join; then the agent reset."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
+import subprocess
 
 import testinfra
 
@@ -53,3 +55,28 @@ def test_each_node_started_once_the_failed_run_restarted_nothing():
     for name, (host, _service, _command) in NODES.items():
         starts = [e for e in c.launcher_events(host) if e['event'] == 'start']
         assert len(starts) == 1, (name, [e['time'] for e in starts])
+
+
+def _reset_agent():
+    """baremetal.k3s.reset of the agent, as an operator runs it, from the checkout's playbook."""
+    playbook = os.path.join(os.environ['MOLECULE_PROJECT_DIRECTORY'], 'playbooks', 'reset.yml')
+    env = dict(os.environ, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0')
+    return subprocess.run(['ansible-playbook', '-i', INVENTORY, playbook, '-l', 'bk3s-orc-agent',
+                           '-e', 'k3s_reset_confirm=bk3s-orc-agent'], env=env, capture_output=True, text=True,
+                          timeout=900, check=False)
+
+
+def test_last_the_agent_is_reset_through_openrc():
+    """Runs last (it takes the agent out): the reset stops and removes the init script's service, deletes the Node,
+    and a second reset changes nothing."""
+    first = _reset_agent()
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    assert re.search(r'bk3s-orc-agent\s+:\s+ok=\d+\s+changed=[1-9]', first.stdout), first.stdout[-1500:]
+    assert AGENT.run('rc-service k3s-agent status').rc != 0
+    assert not AGENT.file('/etc/init.d/k3s-agent').exists and not AGENT.file('/etc/rancher/k3s/k3s-agent.env').exists
+    assert 'k3s-agent' not in AGENT.run('rc-update show').stdout
+    assert not [p for p in AGENT.process.filter(comm='k3s') if 'agent' in p.args]
+    names = json.loads(SERVER.check_output(c.KUBECTL + 'get nodes -o json'))['items']
+    assert [n['metadata']['name'] for n in names] == ['bk3s-orc-server']
+    again = _reset_agent()
+    assert again.returncode == 0 and re.search(r'bk3s-orc-agent\s+:\s+ok=\d+\s+changed=0 ', again.stdout), again.stdout[-1500:]
