@@ -42,6 +42,7 @@ from ansible_collections.baremetal.k3s.plugins.modules import (
     k3s_restore,
     k3s_service,
     k3s_service_arg,
+    k3s_registries,
     k3s_token_file,
     node_lease,
     rollback,
@@ -312,9 +313,34 @@ def _token_file(node):
         ['/etc/rancher/k3s/cluster-token']
 
 
+REGISTRIES = '/etc/rancher/k3s/registries.yaml'
+MIRROR = {'docker.io': {'endpoint': ['https://registry.example:5000']}}
+
+
+def _registries_new(node):  # pylint: disable=unused-argument
+    return k3s_registries, {'mirrors': MIRROR, 'configs': {'registry.example:5000': {
+        'auth': {'username': 'puller', 'password': 'p'}}}}, [REGISTRIES]
+
+
+def _registries_change(node):  # pylint: disable=unused-argument
+    failed, result = _run(k3s_registries, {'mirrors': MIRROR})
+    assert not failed, result
+    return k3s_registries, {'mirrors': dict(MIRROR, **{'quay.io': {'endpoint': ['https://registry.example:5000']}})}, \
+        [REGISTRIES]
+
+
+def _token_file_absent(node):
+    node.write('/etc/rancher/k3s/cluster-token', 'K10abc::server:old\n', 0o600)
+    return k3s_token_file, {'path': '/etc/rancher/k3s/cluster-token', 'state': 'absent'}, \
+        ['/etc/rancher/k3s/cluster-token']
+
+
 CASES = {
     'rollback/discard': _rollback_discard,
     'k3s_token_file': _token_file,
+    'k3s_token_file/absent': _token_file_absent,
+    'k3s_registries/new': _registries_new,
+    'k3s_registries/change': _registries_change,
     'k3s_service_arg/config': _service_arg_config,
     'k3s_service_arg/unit': _service_arg_unit,
     'k3s_service_arg/absent': _service_arg_absent,
