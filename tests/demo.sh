@@ -53,6 +53,12 @@ user_playbook() {
 }
 
 up() {
+  # BK3S_TOKEN (and BK3S_AGENT_TOKEN): the servers start with it in a config.yaml.d file, as a
+  # fleet sharing one token does (tests/product.sh checks that no output carries it)
+  local server_files='' secrets=''
+  [ -n "${BK3S_TOKEN:-}" ] && secrets="token: $BK3S_TOKEN\\n"
+  [ -n "${BK3S_AGENT_TOKEN:-}" ] && secrets="${secrets}agent-token: $BK3S_AGENT_TOKEN\\n"
+  [ -n "$secrets" ] && server_files=", bk3s_files: {/etc/rancher/k3s/config.yaml.d/50-token.yaml: \"$secrets\"}"
   bk3s_log "node images"; bk3s_images
   bk3s_log "k3s launcher and real Kubernetes parts"; bk3s_kube
   mkdir -p "$demo_dir"
@@ -65,7 +71,7 @@ up() {
     echo "  children:"
     echo "    server:"
     echo "      hosts:"
-    for i in $(seq 1 "$SERVERS"); do echo "        bk3s-$FLEET-server-$i: {bk3s_product: ${BK3S_PLATFORM:-k3s}}"; done
+    for i in $(seq 1 "$SERVERS"); do echo "        bk3s-$FLEET-server-$i: {bk3s_product: ${BK3S_PLATFORM:-k3s}$server_files}"; done
     echo "    agent:"
     echo "      hosts:"
     for i in $(seq 1 "$AGENTS"); do

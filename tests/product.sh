@@ -10,7 +10,12 @@
 #  - the nodes hold no Python package beyond what the modules' requirements name, and every
 #    file the collection touched is byte-identical after uninstall;
 #  - baremetal.k3s.users (keys on the controller through community.crypto, the one declared
-#    dependency) twice, the second changing nothing, and baremetal.k3s.backup fetched and checked.
+#    dependency) twice, the second changing nothing, and baremetal.k3s.backup fetched and checked;
+#  - install_csi and status again through ansible-runner (the engine of AWX and Automation
+#    Controller), from a private data dir laid out as AWX lays it out: rc 0, "successful", each
+#    server's results and playbook_on_stats in the event stream, and none of the servers' secrets
+#    (their token and agent token, started in config.yaml.d; the token files; the admin key) in
+#    any event file or the output.
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +28,11 @@ fail() { echo "product: FAILED: $*" >&2; exit 1; }
 demo() { bash tests/demo.sh "$@"; }
 trap 'demo down >/dev/null 2>&1 || true' EXIT
 
-demo up
+# The servers' secrets, known to this script alone (not exported: ansible-runner records its
+# environment among its artifacts)
+token=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+agent_token=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+BK3S_TOKEN=$token BK3S_AGENT_TOKEN=$agent_token demo up
 bk3s_user_venv
 export ANSIBLE_COLLECTIONS_PATH="$work/collections:$work/transport"
 
@@ -127,4 +136,65 @@ for f in "$work"/backups/*/k3s-backup-*.sha256; do
 done
 [ "$fetched" = "${#servers[@]}" ] || fail "$fetched backups fetched, not ${#servers[@]}"
 echo "day 2: user product-admin added (second run changed nothing), $fetched backups fetched and checked"
+
+bk3s_log "as AWX runs it: install_csi and status through ansible-runner"
+runner_venv() {  # sets RUNNER_VENV: ansible-core (the same release as USER_VENV's) and ansible-runner
+  local pins="$BK3S_ROOT/tests/requirements-runner.txt" key
+  key=$( (echo "ansible-core==$BK3S_ANSIBLE_CORE_MIN"; cat "$pins") | sha256sum | cut -c1-12)
+  RUNNER_VENV="$BAREMETAL_K3S_CACHE/runner-venv/$key"
+  [ -x "$RUNNER_VENV/bin/ansible-runner" ] && return 0
+  bk3s_log "creating $RUNNER_VENV (ansible-core $BK3S_ANSIBLE_CORE_MIN, $(grep -v '^#' "$pins"))"
+  rm -rf "$RUNNER_VENV"
+  python3 -m venv "$RUNNER_VENV"
+  "$RUNNER_VENV/bin/pip" install -q --disable-pip-version-check "ansible-core==$BK3S_ANSIBLE_CORE_MIN" -r "$pins"
+}
+runner_venv
+secrets="$work/runner-secrets.txt"
+(umask 077; printf '%s\n' "$token" "$agent_token" >"$secrets")
+for s in "${servers[@]}"; do
+  server_token=$(docker exec "$s" cat /var/lib/rancher/k3s/server/token)
+  [ "${server_token##*::server:}" = "$token" ] || fail "$s does not run with the token it was given"
+  {
+    echo "$server_token"
+    docker exec "$s" cat /var/lib/rancher/k3s/server/agent-token
+    echo
+    docker exec "$s" sed -n 's/^ *client-key-data: *//p' /etc/rancher/k3s/k3s.yaml
+  } >>"$secrets"
+done
+# AWX's private data dir: the project's checkout (its collections/requirements.yml names the
+# collection), the collections that names installed into requirements_collections, the inventory
+# in inventory/, the job's environment and settings in env/; artifacts/<ident> is runner's.
+pdd="$work/runner"
+rm -rf "$pdd"
+mkdir -p "$pdd/project/collections" "$pdd/inventory" "$pdd/env" "$pdd/requirements_collections"
+printf 'collections:\n  - name: baremetal.k3s\n' >"$pdd/project/collections/requirements.yml"
+cp -a "$work/collections/ansible_collections" "$pdd/requirements_collections/"
+{
+  echo "all:"
+  echo "  vars: {ansible_connection: community.docker.docker, ansible_python_interpreter: /usr/bin/python3}"
+  echo "  children:"
+  echo "    server: {hosts: {$(printf '%s: {}, ' "${servers[@]}" | sed 's/, $//')}}"
+  echo "    agent: {hosts: {bk3s-product-agent-1: {}}}"
+} >"$pdd/inventory/hosts"
+printf 'ANSIBLE_COLLECTIONS_PATH: %s\n' "$pdd/requirements_collections:$work/transport" >"$pdd/env/envvars"
+printf 'job_timeout: 1800\n' >"$pdd/env/settings"
+run_runner() {  # PLAYBOOK: baremetal.k3s.PLAYBOOK by FQCN through ansible-runner, ident PLAYBOOK
+  local rc=0
+  PATH="$RUNNER_VENV/bin:$PATH" "$RUNNER_VENV/bin/ansible-runner" run "$pdd" -p "baremetal.k3s.$1" --ident "$1" \
+    >"$work/runner-$1.log" 2>&1 || rc=$?
+  tail -n 12 "$work/runner-$1.log"
+  echo "ansible-runner run -p baremetal.k3s.$1: exit $rc"
+}
+run_runner install_csi
+python3 tests/runner_events.py "$pdd/artifacts/install_csi" "$work/runner-install_csi.log" "$secrets" \
+  --hosts "${servers[@]}" \
+  --changed 'Put our extender into the scheduler config' 'Pass the scheduler config to the service' \
+            'Restart the service that runs the scheduler (systemd, without waiting for it)' \
+            "Publish this node's entry in the readiness ConfigMap" \
+  --ok 'Wait for the scheduler to restart with our config and the extender to answer' \
+  || fail "ansible-runner's record of install_csi"
+run_runner status
+python3 tests/runner_events.py "$pdd/artifacts/status" "$work/runner-status.log" "$secrets" \
+  --hosts "${servers[@]}" --ok 'Read how the scheduler runs here' 'Ask the scheduler and the extender' \
+  || fail "ansible-runner's record of status"
 echo "product: all checks passed"

@@ -17,6 +17,7 @@ import json
 import os
 
 import testinfra
+import yaml
 from testinfra.utils.ansible_runner import AnsibleRunner
 
 import bk3s_checks as c  # pylint: disable=import-error
@@ -94,6 +95,30 @@ def test_the_token_is_written_0600_and_never_shown():
                 assert token not in f.content_string and f.mode == 0o600
 
 
+# side_effect's changed registries (molecule.yml's life_registries_changed), as k3s reads registries.yaml
+REGISTRIES = {
+    'mirrors': {
+        'docker.io': {'endpoint': ['https://registry.life.internal:5000', 'https://registry-2.life.internal']},
+        'registry.k8s.io': {'endpoint': ['https://registry.life.internal:5000'], 'rewrite': {'^(.*)$': 'k8s/$1'}},
+    },
+    'configs': {
+        'registry.life.internal:5000': {
+            'auth': {'username': 'puller', 'password': 'life-reg-pass-V2m4Kx9'},
+            'tls': {'ca_file': '/etc/ssl/certs/life-ca.pem', 'insecure_skip_verify': False},
+        },
+    },
+}
+
+
+def test_every_node_has_the_changed_registries_in_k3s_format():
+    for name, host in list(SERVERS.items()) + list(AGENTS.items()):
+        f = host.file('/etc/rancher/k3s/registries.yaml')
+        assert f.exists and f.mode == 0o600 and f.user == 'root', name
+        text = f.content_string
+        assert text.startswith('#'), (name, text)  # the collection's marker line
+        assert yaml.safe_load(text) == REGISTRIES, (name, text)
+
+
 def test_the_units_are_in_the_installers_format():
     for name, host in list(SERVERS.items()) + list(AGENTS.items()):
         unit = 'k3s' if name in SERVERS else 'k3s-agent'
@@ -104,7 +129,7 @@ def test_the_units_are_in_the_installers_format():
 
 def test_restarts_and_the_servers_down_windows():
     # servers: one start at converge, none on the idempotent and no-op runs, none by the agents'
-    # change, one by their own changed option, one by install_csi, none by the last site.yml; then
+    # change, one by their own changed option and registries, one by install_csi, none by the last site.yml; then
     # the leader killed at the end of side_effect restarted once more (systemd's Restart=always)
     kill = json.load(open('/tmp/bk3s-life.json'))['leader_kill']
     killed_at = datetime.datetime.fromtimestamp(kill['killed_at'], datetime.timezone.utc)
@@ -129,9 +154,10 @@ def test_restarts_and_the_servers_down_windows():
         for s1, e1 in wa:
             for s2, e2 in wb:
                 overlap = max(overlap, min(e1, e2) - max(s1, s2))
-    # agents: one start at converge; agent-1 one more for its changed label; the GPU agent none
+    # agents: one start at converge; one more each for the agents' changed registries, which for
+    # agent-1 came with its changed label (one restart for both); none by the servers' changes
     agent_starts = {name: len(_starts(host)) for name, host in AGENTS.items()}
-    assert agent_starts == {'bk3s-life-agent-1': 2, 'bk3s-life-agent-gpu': 1}, agent_starts
+    assert agent_starts == {'bk3s-life-agent-1': 2, 'bk3s-life-agent-gpu': 2}, agent_starts
     figures = json.load(open('/tmp/bk3s-life.json'))
     print('\nfleet_life: k3s starts per server %s; per agent %s; longest time both servers were down together %s; '
           'no-op re-run of site.yml %s'
