@@ -136,17 +136,19 @@ func TestRunnerCrashLoopBackoff(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "crash.yaml"), manifest("crash", "echo starting; echo 'E1123 run.go:72] \"command failed\" err=\"boom\"' >&2; exit 3", ""))
 	_, rec, state := startRunner(t, dir)
-	exits := rec.wait(t, 5, 5*time.Second, is("pod_exited", "pod", "crash-node1"))
+	exits := rec.wait(t, 5, 30*time.Second, is("pod_exited", "pod", "crash-node1"))
 	if exits[0]["code"] != 3 || exits[0]["reason"] != "Error" || !strings.Contains(fmt.Sprint(exits[0]["error"]), "boom") {
 		t.Fatalf("exit %v", exits[0])
 	}
 	starts := rec.find(is("pod_started", "pod", "crash-node1"))
-	// Gaps before restarts 1..4: at once, then 100ms, 200ms, 400ms.
+	// Gaps before restarts 1..4: at once, then 100ms, 200ms, 400ms. Load on the machine
+	// can only lengthen a gap: the backoff is checked from below (20ms of timer slack),
+	// and from above only against a runaway (5s).
 	for i, want := range []time.Duration{0, 100, 200, 400} {
 		gap := starts[i+1]["t"].(time.Time).Sub(exits[i]["t"].(time.Time))
-		lo, hi := want*time.Millisecond, want*time.Millisecond+150*time.Millisecond
-		if gap < lo-20*time.Millisecond || gap > hi {
-			t.Errorf("restart %d after %v, want about %v", i+1, gap, lo)
+		lo := want * time.Millisecond
+		if gap < lo-20*time.Millisecond || gap > lo+5*time.Second {
+			t.Errorf("restart %d after %v, want at least %v (and not seconds more)", i+1, gap, lo)
 		}
 	}
 	if starts[3]["restarts"] != 3 {
@@ -171,7 +173,7 @@ func TestRunnerManifestChangeAndRemoval(t *testing.T) {
 	f := filepath.Join(dir, "app.yaml")
 	write(t, f, manifest("app", "echo v1; exec sleep 60", ""))
 	_, rec, _ := startRunner(t, dir)
-	s1 := rec.wait(t, 1, 5*time.Second, is("pod_started", "pod", "app-node1"))[0]
+	s1 := rec.wait(t, 1, 30*time.Second, is("pod_started", "pod", "app-node1"))[0]
 	pid1 := s1["pid"].(int)
 
 	// Rewriting the same pod with other formatting is no change.
@@ -182,9 +184,9 @@ func TestRunnerManifestChangeAndRemoval(t *testing.T) {
 	}
 
 	write(t, f, manifest("app", "echo v2; exec sleep 60", ""))
-	rec.wait(t, 1, 5*time.Second, is("manifest_changed", "change", "modified", "pod", "app-node1"))
-	s2 := rec.wait(t, 2, 5*time.Second, is("pod_started", "pod", "app-node1"))[1]
-	stop := rec.wait(t, 1, 5*time.Second, is("pod_exited", "pod", "app-node1", "stop_reason", "manifest changed"))[0]
+	rec.wait(t, 1, 30*time.Second, is("manifest_changed", "change", "modified", "pod", "app-node1"))
+	s2 := rec.wait(t, 2, 30*time.Second, is("pod_started", "pod", "app-node1"))[1]
+	stop := rec.wait(t, 1, 30*time.Second, is("pod_exited", "pod", "app-node1", "stop_reason", "manifest changed"))[0]
 	if stop["t"].(time.Time).After(s2["t"].(time.Time)) {
 		t.Fatal("the new pod started before the old one ended")
 	}
@@ -196,8 +198,8 @@ func TestRunnerManifestChangeAndRemoval(t *testing.T) {
 	}
 
 	os.Remove(f)
-	rec.wait(t, 1, 5*time.Second, is("manifest_changed", "change", "removed"))
-	rec.wait(t, 1, 5*time.Second, is("pod_exited", "stop_reason", "manifest removed"))
+	rec.wait(t, 1, 30*time.Second, is("manifest_changed", "change", "removed"))
+	rec.wait(t, 1, 30*time.Second, is("pod_exited", "stop_reason", "manifest removed"))
 	if alive(s2["pid"].(int)) {
 		t.Fatal("pod of a removed manifest still runs")
 	}
@@ -208,11 +210,11 @@ func TestRunnerGracePeriodThenKill(t *testing.T) {
 	f := filepath.Join(dir, "stubborn.yaml")
 	write(t, f, manifest("stubborn", "trap '' TERM; echo ready; while :; do sleep 0.1; done", ""))
 	_, rec, _ := startRunner(t, dir)
-	rec.wait(t, 1, 5*time.Second, is("pod_started"))
+	rec.wait(t, 1, 30*time.Second, is("pod_started"))
 	time.Sleep(200 * time.Millisecond)
 	t0 := time.Now()
 	os.Remove(f)
-	e := rec.wait(t, 1, 5*time.Second, is("pod_exited"))[0]
+	e := rec.wait(t, 1, 30*time.Second, is("pod_exited"))[0]
 	if d := time.Since(t0); d < 900*time.Millisecond {
 		t.Errorf("killed after %v, before the 1s grace period", d)
 	}
@@ -231,11 +233,11 @@ func TestRunnerDirectoryRules(t *testing.T) {
 	write(t, filepath.Join(dir, "a.yaml.bak"), manifest("dup", "echo from-bak; exec sleep 60", ""))
 	write(t, filepath.Join(dir, "notes.txt"), "just some notes\n")
 	r, rec, state := startRunner(t, dir)
-	s := rec.wait(t, 1, 5*time.Second, is("pod_started", "pod", "dup-node1"))[0]
+	s := rec.wait(t, 1, 30*time.Second, is("pod_started", "pod", "dup-node1"))[0]
 	if s["manifest"] != filepath.Join(dir, "a.yaml.bak") {
 		t.Errorf("of two files with one pod the last in name order should run, got %v", s["manifest"])
 	}
-	ign := rec.wait(t, 3, 5*time.Second, is("manifest_ignored"))
+	ign := rec.wait(t, 3, 30*time.Second, is("manifest_ignored"))
 	reasons := map[string]string{}
 	for _, e := range ign {
 		reasons[filepath.Base(e["file"].(string))] = e["reason"].(string)
@@ -276,7 +278,7 @@ spec:
   containers: [{name: kcm, image: i, command: [kube-controller-manager, --v=2]}]
 `)
 	_, rec, state := startRunner(t, dir)
-	e := rec.wait(t, 1, 5*time.Second, is("pod_hostpath_error", "pod", "p-node1"))[0]
+	e := rec.wait(t, 1, 30*time.Second, is("pod_hostpath_error", "pod", "p-node1"))[0]
 	if e["volume"] != "cfg" || e["type"] != "File" || !strings.Contains(e["error"].(string), "is not a file") {
 		t.Fatalf("%v", e)
 	}
@@ -293,8 +295,8 @@ spec:
 		t.Fatal("started without its volume")
 	}
 	write(t, cfg, "x")
-	rec.wait(t, 1, 5*time.Second, is("pod_started", "pod", "p-node1"))
-	sk := rec.wait(t, 1, 5*time.Second, is("pod_skipped", "pod", "kube-controller-manager-node1"))[0]
+	rec.wait(t, 1, 30*time.Second, is("pod_started", "pod", "p-node1"))
+	sk := rec.wait(t, 1, 30*time.Second, is("pod_skipped", "pod", "kube-controller-manager-node1"))[0]
 	if !strings.Contains(sk["reason"].(string), "kube-controller-manager is not available") {
 		t.Fatalf("%v", sk)
 	}
@@ -317,11 +319,11 @@ func TestRunnerLogsAndEnv(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go r.Run(ctx)
-	s := rec.wait(t, 1, 5*time.Second, is("pod_started"))[0]
+	s := rec.wait(t, 1, 30*time.Second, is("pod_started"))[0]
 	if s["file_hash"] != "abc" {
 		t.Errorf("file_hash %v", s["file_hash"])
 	}
-	e := rec.wait(t, 1, 5*time.Second, is("pod_exited"))[0]
+	e := rec.wait(t, 1, 30*time.Second, is("pod_exited"))[0]
 	if e["code"] != 0 || e["reason"] != "Completed" {
 		t.Fatalf("%v", e)
 	}
