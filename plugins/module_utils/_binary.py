@@ -16,8 +16,8 @@ another program. :func:`apply` writes, under the locks of ``path`` and ``<path>.
 a temp file in the same directory, fsync, rename, the directory fsynced:
 
 * present: the new bytes are staged (their sha256 checked again while copied: ``src`` cannot change under the run),
-  then the old binary becomes ``<path>.previous`` (a hard link renamed over an older ``.previous``), then the staged
-  file is renamed to ``path``. At every instant ``path`` is a whole binary, old or new, and once it is the new one
+  then the old binary becomes ``<path>.previous`` (a hard link - a copy where the file system has none - renamed over
+  an older ``.previous``), then the staged file is renamed to ``path``. At every instant ``path`` is a whole binary, old or new, and once it is the new one
   ``.previous`` holds the old one.
 * previous: the bytes of ``<path>.previous`` are staged and renamed to ``path`` (``.previous`` stays, so a second run
   changes nothing).
@@ -25,6 +25,7 @@ a temp file in the same directory, fsync, rename, the directory fsynced:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -259,7 +260,8 @@ def _plan_present(view, params, path, prev, installed):
         raise BinaryError('src: %s has sha256 %s, not the expected %s: it is not the binary meant (a partial copy, or '
                           'another release or architecture); nothing was changed.' % (src, got, want))
     src_prog, src_v = run_version(view, src, 'src')
-    if installed is not None and file_sha256(view, path) == want:
+    installed_sha = file_sha256(view, path) if installed is not None else None
+    if installed_sha == want:
         return Plan(facts=_facts(path, prev, src_v.text, None, want, 'none'))
     inst = None
     if installed is not None:
@@ -272,8 +274,10 @@ def _plan_present(view, params, path, prev, installed):
     why = _refusal(src_prog, src_v, inst, params)
     if why:
         raise BinaryError('%s; nothing was changed.' % why)
-    return Plan(facts=_facts(path, prev, src_v.text, inst[1].text if inst else None, want,
-                             'replace' if installed is not None else 'install', view.lexists(prev)))
+    facts = _facts(path, prev, src_v.text, inst[1].text if inst else None, want,
+                   'replace' if installed is not None else 'install', view.lexists(prev))
+    facts['installed_sha256'] = installed_sha
+    return Plan(facts=facts)
 
 
 def _version_or_none(view, path):
@@ -339,6 +343,22 @@ def _stage(source, target, want):
     return tmp
 
 
+NO_HARD_LINKS = (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS)
+
+
+def _link(source, target, want=None):
+    """A new temp name beside the host path ``target`` for the bytes of ``source``: a hard link; where the file system
+    has none, a copy (sha256 ``want`` checked) or, without ``want``, None."""
+    name = _temp_name(os.path.dirname(target), os.path.basename(target))
+    try:
+        os.link(source, name)
+        return name
+    except OSError as e:
+        if e.errno not in NO_HARD_LINKS:
+            raise
+    return _stage(source, target, want) if want else None
+
+
 def apply(module, planned):
     """Carry out ``planned`` (nothing in check mode); the module's result."""
     f = planned.facts
@@ -383,11 +403,9 @@ def apply(module, planned):
     keep = aside = None
     try:
         if action == 'replace':
-            keep = _temp_name(directory, os.path.basename(real_prev))
-            os.link(real, keep)
+            keep = _link(real, real_prev, f['installed_sha256'])
             if os.path.lexists(real_prev):
-                aside = _temp_name(directory, os.path.basename(real_prev))
-                os.link(real_prev, aside)
+                aside = _link(real_prev, real_prev)  # without hard links: none, an older .previous is not put back
             os.rename(keep, real_prev)  # .previous = the installed binary (path still is too)
             keep = None
         try:

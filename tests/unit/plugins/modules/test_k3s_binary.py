@@ -288,3 +288,15 @@ def test_versions_order_as_releases():
              'v1.31.10+k3s1']
     keys = [_binary.Version(v).key for v in order]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
+
+
+def test_without_hard_links_the_old_binary_is_copied(bins, monkeypatch):
+    """A file system without hard links (some FUSE and network ones): .previous is a copy, checked by its sha256."""
+    old, new = install(bins, prev='v1.29.9+k3s1')
+
+    def no_link(a, b):
+        raise OSError(1, 'Operation not permitted')
+    monkeypatch.setattr(os, 'link', no_link)
+    r = module_ok(k3s_binary, args(bins))
+    assert r['changed'] and bins.read(K3S) == new and bins.read(PREV) == old and bins.mode(PREV) == 0o755
+    assert bins.listdir('/usr/local/bin') == ['k3s', 'k3s.previous']
