@@ -182,7 +182,7 @@ GLOBAL OPTIONS:
 
 // rke2Main is `rke2 ...`: args after the program name.
 func rke2Main(args []string) int {
-	setVersion(launcher.RKE2Version)
+	setVersion(launcher.BuiltRKE2Version) // the components' own version: a told one is only the launcher's label
 	launcher.ChildArgv0 = "rke2"
 	i := 0
 	for i < len(args) && (args[i] == "--debug" || args[i] == "-debug") {

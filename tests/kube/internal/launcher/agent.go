@@ -30,6 +30,9 @@ func joinDisabled() bool {
 
 func runAgent(argv []string, fl flavor) int {
 	st := startState("agent", fl)
+	if code, refused := refuseToldFailStart(st); refused {
+		return code
+	}
 	v, parts, mode, code, ok := parseCommand(argv, fl, fl.prog.Agent)
 	if !ok {
 		return code

@@ -29,6 +29,9 @@ func RunRKE2Server(argv []string) int { return runServer(argv, rke2Flavor()) }
 
 func runServer(argv []string, fl flavor) int {
 	st := startState("server", fl)
+	if code, refused := refuseToldFailStart(st); refused {
+		return code
+	}
 	v, parts, mode, code, ok := parseCommand(argv, fl, fl.prog.Server)
 	if !ok {
 		return code
