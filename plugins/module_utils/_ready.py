@@ -13,7 +13,9 @@ Each look asks the API server, through the platform's own kubectl (``view.run``)
    (its ``etcd`` check included: the datastore answers it);
 2. ``kubectl get node <name> -o json`` - the Node is registered and its condition ``Ready`` is
    ``True``;
-3. with ``etcd_member``, the same Node's condition ``EtcdIsVoter`` is ``True``. k3s's etcd
+3. with ``kubelet_version``, the same Node reports ``status.nodeInfo.kubeletVersion`` equal to
+   it (the version the agent now running posts at its start: an upgrade's gate);
+4. with ``etcd_member``, the same Node's condition ``EtcdIsVoter`` is ``True``. k3s's etcd
    leader sets that condition on every Node labelled ``node-role.kubernetes.io/etcd`` (every
    15 s): ``True`` (MemberNotLearner) once the member is a voting member, ``False`` while it
    is a learner (MemberIsLearner), unhealthy, or no member at all (NotAMember). That is how
@@ -66,6 +68,11 @@ def validate(params):
             raise ReadyError('%s must be 0 or more seconds, not %r' % (key, value))
     if params['interval'] == 0 and params['timeout'] > 0:
         raise ReadyError('interval must be more than 0 seconds when timeout is more than 0')
+    version = params.get('kubelet_version')
+    if version is not None and (not isinstance(version, str) or not version or version != version.strip()
+                                or any(c.isspace() for c in version)):
+        raise ReadyError('kubelet_version must be the version the Node reports, as one word (for example v1.31.4+k3s1, '
+                         'what "k3s --version" prints), not %r' % (version,))
 
 
 def conditions(node):
@@ -92,6 +99,13 @@ def epoch(text):
         return calendar.timegm(time.strptime(text.replace('Z', '').split('.')[0], '%Y-%m-%dT%H:%M:%S'))
     except (TypeError, ValueError):
         return None
+
+
+def kubelet_version(node):
+    """``status.nodeInfo.kubeletVersion`` of the Node, None when it has none."""
+    info = (node.get('status') or {}).get('nodeInfo')
+    version = info.get('kubeletVersion') if isinstance(info, dict) else None
+    return str(version) if version else None
 
 
 def _condition(conds, kind):
@@ -135,7 +149,7 @@ class Waiter:
     def look(self, remaining):
         """One look: {api_ready, node_ready, node_conditions, etcd_member, reason} (reason empty when ready)."""
         state = {'api_ready': False, 'node_ready': False, 'node_conditions': [],
-                 'etcd_member': None, 'reason': ''}
+                 'etcd_member': None, 'kubelet_version': None, 'reason': ''}
         kubeconfig = self.p.get('kubeconfig')
         if kubeconfig and not self.view.exists(kubeconfig):
             state['reason'] = 'kubeconfig %s does not exist (yet): k3s writes it when the server starts' % kubeconfig
@@ -179,6 +193,11 @@ class Waiter:
             reasons.append('node %s has no Ready condition yet' % self.node)
         elif ready['status'] != 'True':
             reasons.append('node %s is not Ready: %s' % (self.node, _describe(ready)))
+        state['kubelet_version'] = kubelet_version(node)
+        want = self.p.get('kubelet_version')
+        if want is not None and state['kubelet_version'] != want:
+            reasons.append('node %s reports kubeletVersion %s, waiting for %s' % (
+                self.node, state['kubelet_version'] or '(none)', want))
         if self.p.get('etcd_member'):
             voter = _condition(conds, ETCD_VOTER)
             state['etcd_member'] = bool(voter and voter['status'] == 'True')
@@ -214,6 +233,8 @@ def wait(view, params):
         clock.sleep(max(0.0, min(interval, timeout - elapsed)))
     reason = state.pop('reason')
     what = 'the API answers /readyz and node %s is Ready' % waiter.node
+    if params.get('kubelet_version') is not None:
+        what += ' with kubeletVersion %s' % params['kubelet_version']
     if params.get('etcd_member'):
         what += ' and a voting etcd member'
     if reason:

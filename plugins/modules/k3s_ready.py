@@ -12,8 +12,8 @@ short_description: Wait until the k3s API answers and a Node is Ready - the gate
 version_added: 0.1.0
 description:
   - Waits until the API server answers C(/readyz) (all its readiness checks pass, the datastore's included) and the Node
-    O(node_name) has the condition C(Ready=True); with O(etcd_member=true) also until that Node is a voting member of
-    the embedded etcd cluster.
+    O(node_name) has the condition C(Ready=True); with O(kubelet_version) also until that Node reports that version;
+    with O(etcd_member=true) also until it is a voting member of the embedded etcd cluster.
   - Talks to the API only through the platform's own kubectl on the node (O(kubectl), O(kubeconfig)), as
     M(baremetal.k3s.readiness_configmap) does - C(kubectl get --raw /readyz), then C(kubectl get node <name> -o json).
     No Kubernetes client library is needed.
@@ -59,6 +59,14 @@ options:
         or SQLite the condition never appears and the wait ends in a timeout.
     type: bool
     default: false
+  kubelet_version:
+    description:
+      - Also wait until the Node reports this C(status.nodeInfo.kubeletVersion) - the version of the k3s now running on
+        it, as C(k3s --version) prints it (for example V(v1.31.4+k3s1)). The kubelet posts it when it starts, so after a
+        binary swap and restart the Node counts as ready only once the new k3s has reported in.
+      - The comparison is exact. While it differs, the wait's reason names the version the Node reports.
+      - Not given - the version is not looked at (it is still returned as RV(kubelet_version)).
+    type: str
   timeout:
     description: Seconds to wait, at most. V(0) looks once.
     type: int
@@ -105,6 +113,13 @@ EXAMPLES = r'''
     etcd_member: true
     timeout: 600
 
+- name: After an upgrade, wait until this node runs the new version
+  baremetal.k3s.k3s_ready:
+    kubectl: [/usr/local/bin/k3s, kubectl]
+    node_name: "{{ k3s.node_name }}"
+    kubelet_version: v1.31.4+k3s1
+    timeout: 600
+
 - name: Ask the first server whether an agent's Node is Ready, without failing
   baremetal.k3s.k3s_ready:
     kubectl: [/usr/local/bin/k3s, kubectl]
@@ -118,7 +133,8 @@ EXAMPLES = r'''
 
 RETURN = r'''
 ready:
-  description: Whether everything passed - the API, the Node's C(Ready) and, with O(etcd_member=true), C(EtcdIsVoter).
+  description: Whether everything passed - the API, the Node's C(Ready), with O(kubelet_version) its version and, with
+    O(etcd_member=true), C(EtcdIsVoter).
   returned: always
   type: bool
   sample: true
@@ -138,6 +154,12 @@ etcd_member:
   returned: always
   type: bool
   sample: true
+kubelet_version:
+  description: The Node's C(status.nodeInfo.kubeletVersion) at the last look; null when the Node was not read or reports
+    none.
+  returned: always
+  type: str
+  sample: v1.31.4+k3s1
 node_conditions:
   description: The Node's conditions at the last look; empty when the Node was not read.
   returned: always
@@ -216,6 +238,7 @@ ARGUMENT_SPEC = dict(
     kubeconfig=dict(type='path'),
     node_name=dict(type='str', required=True),
     etcd_member=dict(type='bool', default=False),
+    kubelet_version=dict(type='str'),
     timeout=dict(type='int', default=300),
     interval=dict(type='float', default=1),
     fail_on_timeout=dict(type='bool', default=True),

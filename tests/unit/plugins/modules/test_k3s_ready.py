@@ -335,3 +335,53 @@ def test_waited_for_names_each_reason_once_in_order(node):
         {'reason': 'node server-1 is not a voting etcd member: EtcdIsVoter=False (MemberIsLearner: Node has not been '
                    'promoted to voting member of the etcd cluster)', 'at': 10.0, 'looks': 6}]
     assert module_ok(k3s_ready, args())['waited_for'] == []
+
+
+def versioned(name, version, conditions=(READY,)):
+    obj = node_object(name, list(conditions))
+    if version is not None:
+        obj['status']['nodeInfo'] = {'kubeletVersion': version, 'kernelVersion': '6.1.0'}
+    return obj
+
+
+def test_kubelet_version_waits_for_the_new_version(node):
+    """After a binary swap the Node may be Ready with the old version until the new k3s posts its status."""
+    node.nodes = lambda t: {'server-1': versioned('server-1', 'v1.30.6+k3s1' if t < 15 else 'v1.31.4+k3s1')}
+    r = module_ok(k3s_ready, args(kubelet_version='v1.31.4+k3s1', timeout=120, interval=5))
+    assert r['ready'] is True and r['kubelet_version'] == 'v1.31.4+k3s1' and r['elapsed'] == 15
+    assert r['msg'] == ('the API answers /readyz and node server-1 is Ready with kubeletVersion v1.31.4+k3s1 '
+                        '(after 4 looks, 15.0 s)')
+    assert r['waited_for'] == [{'reason': 'node server-1 reports kubeletVersion v1.30.6+k3s1, waiting for v1.31.4+k3s1',
+                                'at': 0.0, 'looks': 3}]
+
+
+@pytest.mark.parametrize('version, conditions, reason', [
+    ('v1.30.6+k3s1', (READY,), 'node server-1 reports kubeletVersion v1.30.6+k3s1, waiting for v1.31.4+k3s1'),
+    ('v1.31.4+k3s2', (READY,), 'node server-1 reports kubeletVersion v1.31.4+k3s2, waiting for v1.31.4+k3s1'),
+    (None, (READY,), 'node server-1 reports kubeletVersion (none), waiting for v1.31.4+k3s1'),
+    ('v1.31.4+k3s1', (NOT_READY,),
+     'node server-1 is not Ready: Ready=False (KubeletNotReady: container runtime network not ready: NetworkReady=false)'),
+])
+def test_kubelet_version_mismatch_is_not_ready(node, version, conditions, reason):
+    node.nodes = lambda t: {'server-1': versioned('server-1', version, conditions)}
+    r = module_ok(k3s_ready, args(kubelet_version='v1.31.4+k3s1', timeout=0, fail_on_timeout=False))
+    assert r['ready'] is False and r['kubelet_version'] == version
+    assert r['msg'] == 'not ready within timeout (0 s): ' + reason
+    assert module_fail(k3s_ready, args(kubelet_version='v1.31.4+k3s1', timeout=0)) == r['msg']
+
+
+def test_kubelet_version_returned_but_not_required_without_the_option(node):
+    node.nodes = lambda t: {'server-1': versioned('server-1', 'v1.30.6+k3s1')}
+    r = module_ok(k3s_ready, args())
+    assert r['ready'] is True and r['kubelet_version'] == 'v1.30.6+k3s1'
+    assert r['msg'] == 'the API answers /readyz and node server-1 is Ready (after 1 look, 0.0 s)'
+    node.readyz = lambda t: (1, '', REFUSED)
+    assert module_ok(k3s_ready, args(timeout=0, fail_on_timeout=False))['kubelet_version'] is None
+
+
+@pytest.mark.parametrize('bad', ['', ' v1.31.4+k3s1', 'v1.31.4 +k3s1'])
+def test_kubelet_version_bad_input(node, bad):
+    assert module_fail(k3s_ready, args(kubelet_version=bad)) == (
+        'kubelet_version must be the version the Node reports, as one word (for example v1.31.4+k3s1, what "k3s --version" '
+        'prints), not %r' % bad)
+    assert node.calls == []
