@@ -34,8 +34,9 @@ import time
 
 import pytest
 
-from ansible_collections.baremetal.k3s.plugins.module_utils import _backup, _io, _lock, _restore
+from ansible_collections.baremetal.k3s.plugins.module_utils import _backup, _binary, _io, _lock, _restore
 from ansible_collections.baremetal.k3s.plugins.modules import (
+    k3s_binary,
     k3s_config_file,
     k3s_backup,
     k3s_manifests,
@@ -58,6 +59,7 @@ SEED = int(os.environ.get('BAREMETAL_K3S_FAULT_SEED', str(int(time.time()))))
 IO_FILE = os.path.realpath(_io.__file__).replace('.pyc', '.py')
 BACKUP_FILE = os.path.realpath(_backup.__file__).replace('.pyc', '.py')
 RESTORE_FILE = os.path.realpath(_restore.__file__).replace('.pyc', '.py')
+BINARY_FILE = os.path.realpath(_binary.__file__).replace('.pyc', '.py')
 SCHED = '--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml'
 OWN_CONFIG = '/etc/rancher/k3s/config.yaml.d/99-baremetal-k3s-scheduler.yaml'
 
@@ -776,3 +778,62 @@ def test_restore_holds_each_step_open_and_server_db_is_never_missing(tmp_path):
     assert outcome is not None and not outcome[0], (status, outcome)
     assert seen == {'old', 'new'} and _datastore(node, new_db) == 'new', (seen, looks)
     print('k3s_restore held at %d steps: server/db never missing' % looks)
+
+
+# -- k3s_binary: the old binary kept as .previous (a hard link renamed), the new one renamed over path ------------------
+# Killed at random lines of _binary.py and _io.py: path is always a whole binary, the old or the new one; when it is
+# the new one, .previous is the old one (so a rollback is possible); .previous is the older one or the old one. The
+# next run completes and leaves no temp file or lock file.
+BIN = '/usr/local/bin/k3s'
+BIN_SRC = '/var/tmp/k3s-new'
+
+
+def _script(version):
+    return ('#!/bin/sh\necho "k3s version %s (a4f8e7a1)"\n' % version).encode()
+
+
+def _binary_node(node):
+    import subprocess  # pylint: disable=import-outside-toplevel
+
+    def run(argv, stdin=None):  # pylint: disable=unused-argument
+        host = node.p(argv[0])
+        if not (os.path.isfile(host) and os.access(host, os.X_OK)):
+            return None, '', ''
+        p = subprocess.run([host] + argv[1:], capture_output=True, text=True, check=False)
+        return p.returncode, p.stdout, p.stderr
+    node.run = run
+    node.write(BIN, _script('v1.30.6+k3s1'), 0o755)
+    node.write(BIN + '.previous', _script('v1.29.9+k3s1'), 0o755)
+    node.write(BIN_SRC, _script('v1.31.4+k3s1'), 0o755)
+    import hashlib  # pylint: disable=import-outside-toplevel
+    return {'path': BIN, 'src': BIN_SRC, 'sha256': hashlib.sha256(node.read(BIN_SRC)).hexdigest()}
+
+
+def test_binary_killed_at_random_points(tmp_path):
+    rng = random.Random('%s-k3s_binary' % SEED)
+    ref = _node(tmp_path / 'ref')
+    args = _binary_node(ref)
+    counter = [0]
+    failed, result = _run(k3s_binary, args, counter=counter, traced=(BINARY_FILE, IO_FILE))
+    assert not failed and result['changed'], result
+    total = counter[0]
+    old, older, new = _script('v1.30.6+k3s1'), _script('v1.29.9+k3s1'), _script('v1.31.4+k3s1')
+    outcomes = {}
+    for trial in range(TRIALS):
+        node = _node(tmp_path / ('t%d' % trial))
+        args = _binary_node(node)
+        kill_at = rng.randint(1, total)
+        status, dummy = _wait(*_child(lambda: _run(k3s_binary, args, kill_at=kill_at, traced=(BINARY_FILE, IO_FILE))))
+        where = 'k3s_binary trial %d (seed %s, killed at line %d of %d)' % (trial, SEED, kill_at, total)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, where + ': not killed'
+        path, previous = node.read(BIN), node.read(BIN + '.previous')
+        state = ({old: 'old', new: 'new'}.get(path, 'torn'), {older: 'older', old: 'old'}.get(previous, 'torn'))
+        assert state in (('old', 'older'), ('old', 'old'), ('new', 'old')), '%s: path, .previous = %s' % (where, state)
+        outcomes[state] = outcomes.get(state, 0) + 1
+        failed, result = _run(k3s_binary, args)
+        assert not failed, '%s: the next run failed: %s' % (where, result)
+        assert node.read(BIN) == new and node.read(BIN + '.previous') == old, where
+        assert _ours(node, ['/usr/local/bin']) == [], '%s: temp files left' % where
+        assert _lock_files(node, [BIN, BIN + '.previous']) == [], '%s: lock files left' % where
+    print('k3s_binary: %d kills over %d lines of the write path (seed %s): %s; path never torn or missing'
+          % (TRIALS, total, SEED, outcomes))

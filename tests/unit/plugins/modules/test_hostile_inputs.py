@@ -567,3 +567,100 @@ def test_restore_refuses_a_link_to_a_disk_not_mounted(node):
     msg = module_fail(k3s_restore, {'archive': archive, 'service': ''})
     assert 'is a symbolic link to /mnt/disk2/k3s-db, which is not a directory' in msg, msg
     assert node.tree() == before
+
+
+# -- family: k3s_binary: what root will run must be what was checked, in places only root can change -------------------
+NEWBIN = '/var/tmp/k3s-new'
+
+
+def _binary_case(node, how):
+    """The node of one hostile case: the installed k3s, the new one, then ``how`` spoils something."""
+    from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.test_k3s_binary import fake_binary  # pylint: disable=import-outside-toplevel
+    node.write(K3S, fake_binary('v1.30.6+k3s1'), 0o755)
+    node.write(NEWBIN, fake_binary('v1.31.4+k3s1'), 0o755)
+    if how == 'src a link':
+        node.write('/var/tmp/k3s-real', fake_binary('v1.31.4+k3s1'), 0o755)
+        node.unlink(NEWBIN)
+        node.symlink('/var/tmp/k3s-real', NEWBIN)
+    elif how == 'src a directory':
+        node.unlink(NEWBIN)
+        node.makedirs(NEWBIN)
+    elif how == 'src not executable':
+        os.chmod(node.p(NEWBIN), 0o644)
+    elif how == 'src writable by others':
+        os.chmod(node.p(NEWBIN), 0o757)
+    elif how == 'src owned by another user':
+        os.chown(node.p(NEWBIN), 1000, 1000)
+    elif how == 'src prints no version':
+        node.write(NEWBIN, '#!/bin/sh\necho hello\n', 0o755)
+    elif how == 'src fails':
+        node.write(NEWBIN, '#!/bin/sh\necho "fatal: bad CPU" >&2\nexit 1\n', 0o755)
+    elif how == 'src directory writable by all, not sticky':
+        os.chmod(node.p('/var/tmp'), 0o777)
+    elif how in ('path directory a link of another user', 'src directory a link of another user'):
+        link = '/usr/local/bin' if how.startswith('path') else '/var/tmp'
+        node.makedirs('/opt')
+        os.rename(node.p(link), node.p('/opt/moved'))
+        node.symlink('/opt/moved', link)
+        os.lchown(node.p(link), 1000, 1000)
+    elif how == 'path directory writable by others':
+        os.chmod(node.p('/usr/local/bin'), 0o775)
+    elif how == 'path directory of another user':
+        os.chown(node.p('/usr/local/bin'), 1000, 1000)
+    elif how == 'path a directory':
+        node.unlink(K3S)
+        node.makedirs(K3S)
+    elif how == 'path a dangling link':
+        node.unlink(K3S)
+        node.symlink('/opt/gone/k3s', K3S)
+    elif how == 'previous a directory':
+        node.makedirs(K3S + '.previous')
+
+
+BINARIES = [
+    ('src a link', False, 'src: /var/tmp/k3s-new is a symbolic link (to /var/tmp/k3s-real); give the file itself'),
+    ('src a directory', False, 'src: /var/tmp/k3s-new is a directory; give a binary file'),
+    ('src not executable', False, 'src: /var/tmp/k3s-new is not executable (mode 0644), so its version cannot be read'),
+    ('src writable by others', False, 'src: /var/tmp/k3s-new is owned by uid 0 with mode 0757: another user could change '
+                                      'it'),
+    ('src owned by another user', False, 'src: /var/tmp/k3s-new is owned by uid 1000 with mode 0755'),
+    ('src prints no version', True, 'src /var/tmp/k3s-new does not print a k3s or RKE2 version: "/var/tmp/k3s-new '
+                                    "--version\" exited 0 and printed 'hello'"),
+    ('src fails', True, 'src /var/tmp/k3s-new does not print a k3s or RKE2 version: "/var/tmp/k3s-new --version" exited 1 '
+                        "and printed 'fatal: bad CPU'"),
+    ('src directory writable by all, not sticky', False, 'src: the directory /var/tmp is owned by uid 0 with mode 0777: '
+                                                         'another user could replace the binary'),
+    ('src directory a link of another user', False, 'src: /var/tmp is a symbolic link owned by uid 1000, not root'),
+    ('path directory a link of another user', False, 'path: /usr/local/bin is a symbolic link owned by uid 1000, not root'),
+    ('path directory writable by others', False, 'path: the directory /usr/local/bin is owned by uid 0 with mode 0775'),
+    ('path directory of another user', False, 'path: the directory /usr/local/bin is owned by uid 1000 with mode 0755'),
+    ('path a directory', False, 'path: /usr/local/bin/k3s is a directory; give a binary file'),
+    ('path a dangling link', False, 'path: /usr/local/bin/k3s is a symbolic link to /opt/gone/k3s, which does not exist'),
+    ('previous a directory', False, '/usr/local/bin/k3s.previous is not a regular file (a link or a directory)'),
+]
+
+
+@pytest.mark.parametrize('how, runs, message', BINARIES, ids=[b[0] for b in BINARIES])
+def test_k3s_binary_refuses_what_cannot_be_trusted(node, how, runs, message):
+    from ansible_collections.baremetal.k3s.plugins.modules import k3s_binary  # pylint: disable=import-outside-toplevel
+    import hashlib  # pylint: disable=import-outside-toplevel
+    import subprocess  # pylint: disable=import-outside-toplevel
+    from ansible_collections.baremetal.k3s.plugins.module_utils._view import View  # pylint: disable=import-outside-toplevel
+
+    def run(argv):
+        host = node.p(View(root=node.root).realpath(argv[0]))
+        if not (os.path.isfile(host) and os.access(host, os.X_OK)):
+            return None, '', ''
+        p = subprocess.run([host] + argv[1:], capture_output=True, text=True, check=False)
+        return p.returncode, p.stdout, p.stderr
+    node.run = lambda argv, stdin=None: (node.calls.append(list(argv)), run(argv))[1]
+    node.makedirs('/var/tmp')
+    _binary_case(node, how)
+    new = node.p(NEWBIN)
+    digest = hashlib.sha256(node.read(NEWBIN)).hexdigest() if os.path.isfile(new) else '0' * 64
+    before = node.tree()
+    msg = module_fail(k3s_binary, {'path': K3S, 'src': NEWBIN, 'sha256': digest})
+    assert message in msg and msg.endswith('nothing was changed.'), msg
+    assert node.tree() == before
+    assert bool([c for c in node.calls if c[0] == NEWBIN]) is runs  # only a checked src is ever run
+    assert not [c for c in node.calls if c[0] != NEWBIN]
