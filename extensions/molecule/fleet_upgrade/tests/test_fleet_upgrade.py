@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""baremetal.k3s.upgrade from A (v1.35.4+k3s1) to B (v1.36.3+k3s1) on three etcd servers and two agents.
+
+side_effect.yml ran the upgrade as an operator runs it (its output as JSON in runs/<name>.json)
+and read the fleet after each run (states/<name>.json: per host the binary's sha256, its version,
+k3s's InvocationID - a new one per start - and whether k3s.previous is kept; the Nodes' name,
+kubeletVersion, cordon and Ready; the Deployment upgrade-web's pods). figures.json: the probe's
+figures (API, scheduler Lease holder, pods bound, every half second) and a bare restart-to-ready.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+
+DIR = os.environ['MOLECULE_EPHEMERAL_DIRECTORY']
+A, B = 'v1.35.4+k3s1', 'v1.36.3+k3s1'
+SERVERS = ['bk3s-upgrade-server-%d' % i for i in (1, 2, 3)]
+AGENTS = ['bk3s-upgrade-agent-1', 'bk3s-upgrade-agent-2']
+
+
+def _load(*parts):
+    with open(os.path.join(DIR, *parts), encoding='utf-8') as f:
+        return json.load(f)
+
+
+def _run(name):
+    return _load('runs', name + '.json')
+
+
+def _state(name):
+    raw = _load('states', name + '.json')
+    hosts = {h: dict(zip(('sha256', 'version', 'invocation', 'previous'), lines)) for h, lines in raw['hosts'].items()}
+    nodes = {n[0]: {'version': n[1], 'cordoned': n[2] == 'true', 'ready': n[3]} for n in raw['nodes']}
+    return hosts, nodes, [tuple(p) for p in raw['pods']]
+
+
+def _sha(name):
+    with open(os.path.join(DIR, name + '.sha256'), encoding='utf-8') as f:
+        return f.read().strip()
+
+
+def _results(run, host):
+    """(task name, result) of every task that ran on the host, in order."""
+    return [(t['task']['name'], t['hosts'][host]) for play in run['plays'] for t in play['tasks'] if host in t['hosts']]
+
+
+def _failures(run):
+    return {h: [(name, r) for name, r in _results(run, h) if r.get('failed') and not r.get('ignore_errors')]
+            for h in SERVERS + AGENTS}
+
+
+def _time(text):
+    return datetime.datetime.fromisoformat(text.replace('Z', '+00:00'))
+
+
+def _span(run, host):
+    times = [(_time(t['task']['duration']['start']), _time(t['task']['duration']['end']))
+             for play in run['plays'] for t in play['tasks'] if host in t['hosts'] and 'end' in t['task']['duration']]
+    return (max(e for _s, e in times) - min(s for s, _e in times)).total_seconds()
+
+
+def test_check_mode_changed_nothing():
+    run = _run('check')
+    assert run['rc'] == 0, run['stderr'][-2000:]
+    before, nodes_before, _pods = _state('installed')
+    after, nodes_after, _pods = _state('check')
+    assert after == before, (before, after)
+    assert all(h['version'] == A and h['previous'] == 'no-previous' for h in after.values()), after
+    assert nodes_after == nodes_before and not any(n['cordoned'] for n in nodes_after.values()), nodes_after
+
+
+def test_a_node_that_does_not_come_back_is_put_back_and_the_rollout_stops_there():
+    run = _run('failing')
+    installed, dummy, dummy = _state('installed')
+    hosts, nodes, dummy = _state('failing')
+    assert run['rc'] != 0
+    failures = _failures(run)
+    assert not any(failures[h] for h in SERVERS + ['bk3s-upgrade-agent-2']), failures
+    name, result = failures['bk3s-upgrade-agent-1'][-1]
+    msg = result['msg']
+    print('\nfleet_upgrade: the failing node, as the run reports it (%s):\n%s' % (name, json.dumps(msg, indent=1)[:3000]))
+    assert msg['node'] == 'bk3s-upgrade-agent-1', msg
+    assert A in msg['put_back'] and 'Ready again' in msg['put_back'] and 'uncordoned' in msg['put_back'], msg
+    assert 'stops here' in msg['rollout'] and msg['log'], msg
+    # the servers are on B, voters, uncordoned; agent-1 back on A (restarted twice), agent-2 untouched
+    for h in SERVERS:
+        assert hosts[h]['sha256'] == _sha_b() and hosts[h]['version'] == B and hosts[h]['previous'] == 'previous', hosts[h]
+        assert nodes[h] == {'version': B, 'cordoned': False, 'ready': 'True'}, (h, nodes[h])
+    a1 = hosts['bk3s-upgrade-agent-1']
+    assert a1['sha256'] == _sha('k3s-a') and a1['version'] == A and a1['invocation'] != installed['bk3s-upgrade-agent-1']['invocation']
+    assert nodes['bk3s-upgrade-agent-1'] == {'version': A, 'cordoned': False, 'ready': 'True'}, nodes
+    assert hosts['bk3s-upgrade-agent-2'] == installed['bk3s-upgrade-agent-2'], hosts
+    assert nodes['bk3s-upgrade-agent-2'] == {'version': A, 'cordoned': False, 'ready': 'True'}, nodes
+    assert not _results(run, 'bk3s-upgrade-agent-2'), 'agent-2 comes after the failed node: nothing may run there'
+
+
+def _sha_b():
+    return os.environ['BAREMETAL_K3S_K3S_SHA256']
+
+
+def test_the_rerun_completes_and_the_drained_agents_pod_is_rescheduled():
+    run = _run('fixed')
+    assert run['rc'] == 0, _failures(run)
+    dummy, dummy, pods_before = _state('failing')
+    hosts, nodes, pods = _state('fixed')
+    for h in SERVERS + AGENTS:
+        assert hosts[h]['sha256'] == _sha_b() and hosts[h]['version'] == B, (h, hosts[h])
+        assert nodes[h] == {'version': B, 'cordoned': False, 'ready': 'True'}, (h, nodes[h])
+    # the servers were done in the failed run: nothing to do for them now
+    assert all(run['stats'][h]['changed'] == 0 for h in SERVERS), run['stats']
+    drained = [r for name, r in _results(run, 'bk3s-upgrade-agent-2') if ': Drain the node' in name]
+    assert drained and drained[0].get('changed'), drained
+    assert pods_before == [(pods_before[0][0], 'bk3s-upgrade-agent-2')], pods_before
+    assert len(pods) == 1 and pods[0][0] != pods_before[0][0] and pods[0][1] == 'bk3s-upgrade-agent-1', (pods_before, pods)
+    print('fleet_upgrade: the Deployment\'s pod %s on agent-2 was evicted by the drain; now %s on %s'
+          % (pods_before[0][0], pods[0][0], pods[0][1]))
+
+
+def test_a_run_after_that_changes_nothing():
+    run = _run('again')
+    assert run['rc'] == 0, _failures(run)
+    assert {h: s['changed'] for h, s in run['stats'].items()} == {h: 0 for h in SERVERS + AGENTS}, run['stats']
+    assert _state('again') == _state('fixed')
+
+
+def test_a_downgrade_a_minor_skip_and_agents_newer_than_the_servers_are_refused_with_nothing_changed():
+    want = _state('again')
+    for name, first in (('downgrade', SERVERS[0]), ('skip', SERVERS[0]), ('newer', AGENTS[0])):
+        run = _run(name)
+        assert run['rc'] != 0, name
+        failures = _failures(run)
+        assert [h for h, f in failures.items() if f] == [first], (name, failures)
+        task, result = failures[first][-1]
+        print('fleet_upgrade: %s refused on %s (%s): %s' % (name, first, task, result.get('msg')))
+        assert ': Refuse a downgrade' in task, (name, task, result)
+        assert _state(name) == want, name
+
+
+def test_figures():
+    figures = _load('figures.json')
+    run = _run('failing')
+    spans = {h: round(_span(run, h), 1) for h in SERVERS}
+    r = figures['rollout']
+    print('fleet_upgrade: upgrade per server (fetch, checks, cordon, swap, restart, ready on B, uncordon) %s s; a bare '
+          'restart-to-ready of server-1 %.1f s' % (spans, figures['bare_restart_seconds']))
+    print('fleet_upgrade probe: %(samples)d samples over %(seconds)s s, %(samples_without_api)d without an API answer, '
+          'longest without a live scheduler leader %(longest_without_leader_seconds)s s, leaders in turn %(leaders_in_turn)s, '
+          '%(pods_created)d pods created, %(pods_bound)d bound, unbound %(unbound)s' % r)
+    assert r['pods_created'] > 0 and r['unbound'] == [] and r['pods_bound'] == r['pods_created'], r
+    assert r['samples_without_api'] == 0, r
+    assert r['longest_without_leader_seconds'] < 30, r
+    assert all(s > 0 for s in spans.values()), spans
