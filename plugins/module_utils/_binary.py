@@ -359,6 +359,14 @@ def _link(source, target, want=None):
     return _stage(source, target, want) if want else None
 
 
+def _rename_link(link, target):
+    """Rename the hard link ``link`` over ``target``. When both already name one file (a run killed after it made
+    .previous a link of the binary), rename(2) does nothing and leaves ``link``: it is removed then."""
+    os.rename(link, target)
+    if os.path.lexists(link):
+        os.unlink(link)
+
+
 def apply(module, planned):
     """Carry out ``planned`` (nothing in check mode); the module's result."""
     f = planned.facts
@@ -406,14 +414,14 @@ def apply(module, planned):
             keep = _link(real, real_prev, f['installed_sha256'])
             if os.path.lexists(real_prev):
                 aside = _link(real_prev, real_prev)  # without hard links: none, an older .previous is not put back
-            os.rename(keep, real_prev)  # .previous = the installed binary (path still is too)
+            _rename_link(keep, real_prev)  # .previous = the installed binary (path still is too)
             keep = None
         try:
             os.rename(tmp, real)
         except OSError:
             if action == 'replace':  # .previous as it was
                 if aside:
-                    os.rename(aside, real_prev)
+                    _rename_link(aside, real_prev)
                     aside = None
                 else:
                     os.unlink(real_prev)
