@@ -819,15 +819,7 @@ def _script(version):
 
 
 def _binary_node(node):
-    import subprocess  # pylint: disable=import-outside-toplevel
-
-    def run(argv, stdin=None):  # pylint: disable=unused-argument
-        host = node.p(argv[0])
-        if not (os.path.isfile(host) and os.access(host, os.X_OK)):
-            return None, '', ''
-        p = subprocess.run([host] + argv[1:], capture_output=True, text=True, check=False)
-        return p.returncode, p.stdout, p.stderr
-    node.run = run
+    node.run_programs()
     node.write(BIN, _script('v1.30.6+k3s1'), 0o755)
     node.write(BIN + '.previous', _script('v1.29.9+k3s1'), 0o755)
     node.write(BIN_SRC, _script('v1.31.4+k3s1'), 0o755)

@@ -13,6 +13,7 @@ test wrote, with node paths (``/etc/...``) in its results. Commands (``systemctl
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 
@@ -177,6 +178,18 @@ class FakeNode:
         fields = [state, str(ppid)] + ['0'] * 17 + [str(start)] + ['0'] * 20
         self.write('/proc/%d/cmdline' % pid, b''.join(a.encode() + b'\0' for a in argv))
         self.write('/proc/%d/stat' % pid, '%d (%s) %s\n' % (pid, os.path.basename(argv[0]) if argv else 'x', ' '.join(fields)))
+
+    def run_programs(self):
+        """Run the node's own programs for real from now on: a command's ``argv[0]`` is the file in the tree (links
+        inside the tree followed), recorded in ``calls``; a missing or non-executable one answers rc None."""
+        def run(argv, stdin=None):  # pylint: disable=unused-argument
+            self.calls.append(list(argv))
+            host = self.p(View(root=self.root).realpath(argv[0]))
+            if not (os.path.isfile(host) and os.access(host, os.X_OK)):
+                return None, '', ''
+            p = subprocess.run([host] + list(argv[1:]), capture_output=True, text=True, check=False)
+            return p.returncode, p.stdout, p.stderr
+        self.run = run
 
     def service(self, unit, pid=0, active=None, need_reload=False, **props):
         """What ``systemctl show <unit>`` answers."""

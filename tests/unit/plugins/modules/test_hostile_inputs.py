@@ -646,16 +646,7 @@ BINARIES = [
 def test_k3s_binary_refuses_what_cannot_be_trusted(node, how, runs, message):
     from ansible_collections.baremetal.k3s.plugins.modules import k3s_binary  # pylint: disable=import-outside-toplevel
     import hashlib  # pylint: disable=import-outside-toplevel
-    import subprocess  # pylint: disable=import-outside-toplevel
-    from ansible_collections.baremetal.k3s.plugins.module_utils._view import View  # pylint: disable=import-outside-toplevel
-
-    def run(argv):
-        host = node.p(View(root=node.root).realpath(argv[0]))
-        if not (os.path.isfile(host) and os.access(host, os.X_OK)):
-            return None, '', ''
-        p = subprocess.run([host] + argv[1:], capture_output=True, text=True, check=False)
-        return p.returncode, p.stdout, p.stderr
-    node.run = lambda argv, stdin=None: (node.calls.append(list(argv)), run(argv))[1]
+    node.run_programs()
     node.makedirs('/var/tmp')
     _binary_case(node, how)
     new = node.p(NEWBIN)

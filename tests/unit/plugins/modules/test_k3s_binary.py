@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _binary
-from ansible_collections.baremetal.k3s.plugins.module_utils._view import View
 from ansible_collections.baremetal.k3s.plugins.modules import k3s_binary
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
@@ -38,13 +36,7 @@ def sha(data):
 @pytest.fixture(name='bins')
 def fixture_bins(node):
     """The node's programs are run for real: ``<path> --version`` runs the script in the tree."""
-    def run(argv):
-        host = node.p(View(root=node.root).realpath(argv[0]))  # links inside the tree
-        if not (os.path.isfile(host) and os.access(host, os.X_OK)):
-            return None, '', ''
-        p = subprocess.run([host] + argv[1:], capture_output=True, text=True, check=False)
-        return p.returncode, p.stdout, p.stderr
-    node.run = lambda argv, stdin=None: (node.calls.append(list(argv)), run(argv))[1]
+    node.run_programs()
     node.makedirs('/var/tmp')
     return node
 
