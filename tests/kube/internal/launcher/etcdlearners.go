@@ -146,7 +146,13 @@ func (e *managedEtcd) setNodeMetadata(ctx context.Context, c *kubeapi.Client) {
 // 5 minutes without progress), and every Node labelled etcd gets its
 // EtcdIsVoter condition.
 func (e *managedEtcd) manageLearners(ctx context.Context, c *kubeapi.Client) {
-	tick := time.NewTicker(e.manageEvery)
+	everyTick(ctx, e.manageEvery, e.manageEvery+10*time.Second, func(ctx context.Context) { e.manageOnce(ctx, c) })
+}
+
+// everyTick runs once(ctx) every interval until ctx ends, each run bounded
+// by budget.
+func everyTick(ctx context.Context, interval, budget time.Duration, once func(context.Context)) {
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {
@@ -154,8 +160,8 @@ func (e *managedEtcd) manageLearners(ctx context.Context, c *kubeapi.Client) {
 			return
 		case <-tick.C:
 		}
-		mctx, cancel := context.WithTimeout(ctx, e.manageEvery+10*time.Second)
-		e.manageOnce(mctx, c)
+		rctx, cancel := context.WithTimeout(ctx, budget)
+		once(rctx)
 		cancel()
 	}
 }

@@ -52,18 +52,7 @@ func memberRemovalFor(n kubeapi.Node) (memberRemoval, bool) {
 
 // manageMembers runs the member controller until ctx ends.
 func (e *managedEtcd) manageMembers(ctx context.Context, c *kubeapi.Client) {
-	tick := time.NewTicker(etcdMembersEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		e.membersOnce(mctx, c)
-		cancel()
-	}
+	everyTick(ctx, etcdMembersEvery, 10*time.Second, func(ctx context.Context) { e.membersOnce(ctx, c) })
 }
 
 func (e *managedEtcd) membersOnce(ctx context.Context, c *kubeapi.Client) {
