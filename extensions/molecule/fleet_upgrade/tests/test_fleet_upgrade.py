@@ -18,7 +18,7 @@ import json
 import os
 
 DIR = os.environ['MOLECULE_EPHEMERAL_DIRECTORY']
-A, B = 'v1.35.4+k3s1', 'v1.36.3+k3s1'
+A, B, B2 = 'v1.35.4+k3s1', 'v1.36.3+k3s1', 'v1.36.4+k3s1'
 SERVERS = ['bk3s-upgrade-server-%d' % i for i in (1, 2, 3)]
 AGENTS = ['bk3s-upgrade-agent-1', 'bk3s-upgrade-agent-2']
 
@@ -113,7 +113,8 @@ def test_the_rerun_completes_and_the_drained_agents_pod_is_rescheduled():
         assert nodes[h] == {'version': B, 'cordoned': False, 'ready': 'True'}, (h, nodes[h])
     # the servers were done in the failed run: nothing to do for them now
     assert all(run['stats'][h]['changed'] == 0 for h in SERVERS), run['stats']
-    drained = [r for name, r in _results(run, 'bk3s-upgrade-agent-2') if ': Drain the node' in name]
+    drained = [r for name, r in _results(run, 'bk3s-upgrade-agent-2')
+               if ': Drain the node' in name and r.get('action') == 'ansible.builtin.command']
     assert drained and drained[0].get('changed'), drained
     assert pods_before == [(pods_before[0][0], 'bk3s-upgrade-agent-2')], pods_before
     assert len(pods) == 1 and pods[0][0] != pods_before[0][0] and pods[0][1] == 'bk3s-upgrade-agent-1', (pods_before, pods)
@@ -130,7 +131,8 @@ def test_a_run_after_that_changes_nothing():
 
 def test_a_downgrade_a_minor_skip_and_agents_newer_than_the_servers_are_refused_with_nothing_changed():
     want = _state('again')
-    for name, first in (('downgrade', SERVERS[0]), ('skip', SERVERS[0]), ('newer', AGENTS[0])):
+    for name, first in (('downgrade', SERVERS[0]), ('downgrade-check', SERVERS[0]), ('skip', SERVERS[0]),
+                        ('newer', AGENTS[0])):
         run = _run(name)
         assert run['rc'] != 0, name
         failures = _failures(run)
@@ -138,7 +140,30 @@ def test_a_downgrade_a_minor_skip_and_agents_newer_than_the_servers_are_refused_
         task, result = failures[first][-1]
         print('fleet_upgrade: %s refused on %s (%s): %s' % (name, first, task, result.get('msg')))
         assert ': Refuse a downgrade' in task, (name, task, result)
+        # the refused node reports no change: the new binary's scratch copy is not one
+        assert run['stats'][first]['changed'] == 0, (name, run['stats'])
         assert _state(name) == want, name
+
+
+def test_an_upgrade_stopped_before_the_restart_is_finished_by_the_next_run():
+    agent = AGENTS[1]
+    before, nodes_before, dummy = _state('downgrade')
+    hosts, nodes, dummy = _state('interrupted')
+    # by hand: B2's file in place, B kept as previous, k3s still the same process on B
+    assert hosts[agent]['sha256'] == _sha('k3s-b2') and hosts[agent]['version'] == B2, hosts[agent]
+    assert hosts[agent]['invocation'] == before[agent]['invocation'] and nodes[agent]['version'] == B, (hosts, nodes)
+    run = _run('resumed')
+    assert run['rc'] == 0, _failures(run)
+    names = [name for name, r in _results(run, agent) if not r.get('skipped')]
+    assert any(': Restart k3s on the binary an earlier run put in place' in n for n in names), names
+    assert not any(': Fetch the new binary' in n or ': Swap the binary' in n for n in names), names
+    assert run['stats'][agent]['changed'] > 0, run['stats']
+    hosts, nodes, dummy = _state('resumed')
+    assert hosts[agent]['invocation'] != before[agent]['invocation'], hosts[agent]
+    assert nodes[agent] == {'version': B2, 'cordoned': False, 'ready': 'True'}, nodes[agent]
+    again = _run('resumed-again')
+    assert again['rc'] == 0 and {h: s['changed'] for h, s in again['stats'].items()} == {agent: 0}, again['stats']
+    assert _state('resumed-again') == _state('resumed')
 
 
 def test_figures():
