@@ -232,11 +232,11 @@ def server_msg(k3s_info, extender_status):
 def drift(files_drift, status, name, readiness, readiness_expected=True):
     """What is no longer as install_csi left it: ``[{cause, detail}]``; None when not checked.
 
-    ``files_drift`` is the role's finding on the node (causes ``flag`` and ``config``: module
-    compare in check mode), None when the role did not look. Added here from the running scheduler
+    ``files_drift`` is the role's finding on the node (causes ``flag`` and ``config``: its
+    compare.yml, in check mode), None when the role did not look. Added here from the running scheduler
     (``restart``: it started before its files changed) and, when the role publishes readiness
     (``readiness_expected``) and the ConfigMap could be read, the node's entry (``readiness``:
-    missing, or ``restarted``/``kube_scheduler`` not what the server says now).
+    missing, not ``restarted`` for a scheduler that restarted, or another ``kube_scheduler``).
     """
     if files_drift is None:
         return None
@@ -255,7 +255,9 @@ def drift(files_drift, status, name, readiness, readiness_expected=True):
         else:
             entry, restarted, kube_scheduler = entries[-1], status.get('restarted'), _text(status.get('kube_scheduler'))
             stale = []
-            if isinstance(restarted, bool) and entry['restarted'] is not restarted:
+            # a scheduler not restarted since its files changed is the restart cause above; its entry
+            # is put right by the same install_csi run
+            if restarted is True and entry['restarted'] is not True:
                 stale.append('restarted: %s, the scheduler: %s' % (yes_no(entry['restarted']), yes_no(restarted)))
             if kube_scheduler and entry['kube_scheduler'] != kube_scheduler:
                 stale.append('kube_scheduler: %s, the scheduler: %s' % (entry['kube_scheduler'] or UNKNOWN, kube_scheduler))
