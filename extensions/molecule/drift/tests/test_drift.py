@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Drift made by hand (side_effect.yml), found by baremetal.k3s.status, repaired by install_csi.
 
-For each cause: <dir>/drift/<cause>.json holds the three runs' (rc, stdout) and how many times k3s
+For each cause: <dir>/drift/<cause>.json holds the three runs' (rc, stdout, stderr) and how many times k3s
 started during them; <cause>.status.json and <cause>.status-after.json are status's JSON reports.
 """
 
@@ -52,8 +52,9 @@ def _recap(stdout):
 def test_status_names_the_cause_and_install_csi_puts_it_back(cause):
     want, restarts = CAUSES[cause]
     record = _load(cause + '.json')
+    # each run's rc and its output, stdout then stderr (where the callback may print a failure)
     (rc, out), (install_rc, install_out), (after_rc, after_out) = (
-        record['runs'][k] for k in ('status', 'install', 'status-after'))
+        (record['runs'][k][0], '\n'.join(record['runs'][k][1:])) for k in ('status', 'install', 'status-after'))
     report = _load(cause + '.status.json')
     node = report['nodes'][0]
     print('drift %s: status rc=%s, drift %s; install_csi %s; k3s started %d times'
