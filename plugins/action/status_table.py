@@ -33,6 +33,9 @@ ARGUMENT_SPEC = {
     'configmap_name': {'type': 'str', 'default': 'extender-readiness'},
     'configmap_namespace': {'type': 'str', 'default': 'default'},
     'json_path': {'type': 'path'},
+    'drift_var': {'type': 'str', 'default': 'scheduler_extender_drift'},
+    'readiness_expected': {'type': 'bool', 'default': True},
+    'fail_on_drift': {'type': 'bool', 'default': False},
 }
 
 
@@ -53,6 +56,17 @@ def host_result(hostvars, host, name):
         return {}
     value = variables[name]  # templated on access
     return dict(value) if isinstance(value, Mapping) else {}
+
+
+def host_list(hostvars, host, name):
+    """The list ``host`` set as ``name`` (the role's drift finding); None when it has none (not looked at)."""
+    if host not in hostvars:
+        return None
+    variables = hostvars[host]
+    if not isinstance(variables, Mapping) or name not in variables:
+        return None
+    value = variables[name]
+    return list(value) if isinstance(value, (list, tuple)) else None
 
 
 def write_json_atomically(path, data):
@@ -113,9 +127,10 @@ def report(args, task_vars):
     results = {}
     for host in args['hosts']:
         results[host] = (host_result(hostvars, host, args['k3s_info_var']),
-                         host_result(hostvars, host, args['extender_status_var']))
+                         host_result(hostvars, host, args['extender_status_var']),
+                         host_list(hostvars, host, args['drift_var']))
     readiness = _status_table.readiness_from_kubectl(args['configmap'], args['configmap_name'], args['configmap_namespace'])
-    return _status_table.fleet(args['hosts'], results, readiness)
+    return _status_table.fleet(args['hosts'], results, readiness, args['readiness_expected'])
 
 
 def readiness_warning(readiness):
@@ -150,4 +165,8 @@ class ActionModule(ActionBase):
         warning = readiness_warning(data['readiness_configmap'])
         if warning:
             result['warnings'] = [warning]
+        drifted = [n['node'] for n in data['nodes'] if n['drifted']]
+        if args['fail_on_drift'] and drifted:
+            result.update(failed=True, msg='drift on %d of %d servers (%s): run baremetal.k3s.install_csi to put it back'
+                          % (len(drifted), len(data['nodes']), ', '.join(drifted)))
         return result

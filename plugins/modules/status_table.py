@@ -16,8 +16,8 @@ description:
     printed it (O(configmap)), into one report.
   - 'Prints the report on the controller as plain lines no wider than 120 columns: a table with one line per server
     (node, platform, scheduler start and change time in UTC, restarted, extender reachable, ready, listed in the
-    readiness ConfigMap), the reason each server that is not ready gives, the readiness ConfigMap''s entries, and a
-    summary line (C(N of M servers ready)). Yes and no are written out, unknown values are C(-), and a cell too long to
+    readiness ConfigMap, drifted), the reason each server that is not ready gives, each drift with its cause, the
+    readiness ConfigMap''s entries, and a summary line (C(N of M servers ready), C(; K drifted)). Yes and no are written out, unknown values are C(-), and a cell too long to
     fit (a long node name) is cut with an ellipsis.'
   - With O(json_path), writes the same report as JSON to that file on the controller, replacing it atomically.
   - Returns the same report.
@@ -76,6 +76,23 @@ options:
     description: The readiness ConfigMap's namespace, for the report.
     type: str
     default: default
+  drift_var:
+    description:
+      - The name under which each host holds the role C(baremetal.k3s.scheduler_extender)'s drift finding (its entry point
+        C(drift) sets C(scheduler_extender_drift), a list of C({cause, detail})).
+      - A host without it is reported with drift unknown (C(-)).
+    type: str
+    default: scheduler_extender_drift
+  readiness_expected:
+    description:
+      - Whether each server should have an up-to-date entry in the readiness ConfigMap (the role's
+        C(scheduler_extender_publish_readiness)); then a missing or stale entry is drift (cause C(readiness)).
+    type: bool
+    default: true
+  fail_on_drift:
+    description: Fail, after printing the table and writing O(json_path), when any server drifted.
+    type: bool
+    default: false
   json_path:
     description:
       - A file on the controller to write the report to as JSON (see RV(nodes) and RV(readiness_configmap)).
@@ -174,6 +191,18 @@ nodes:
       description: RV(nodes[].node) has an entry in the readiness ConfigMap; V(false) also when the ConfigMap could not be read.
       type: bool
       sample: true
+    drifted:
+      description: Something on the server is no longer as C(baremetal.k3s.install_csi) left it; V(null) when not looked at.
+      type: bool
+      sample: false
+    drift:
+      description:
+        - What drifted, each with its cause - C(flag) (nothing passes the scheduler config any more), C(config) (the
+          scheduler config gone, or not holding the extender as the role writes it), C(restart) (the scheduler started
+          before its files changed), C(readiness) (the node's readiness entry missing or stale).
+      type: list
+      elements: dict
+      sample: [{cause: flag, detail: "the scheduler is given no config file: nothing passes ..."}]
     msg:
       description: The server's own summary, or why it was not checked.
       type: str
@@ -208,7 +237,7 @@ summary:
   description: The report's last line without the note on time zones.
   returned: success
   type: str
-  sample: 2 of 3 servers ready
+  sample: 2 of 3 servers ready; 1 drifted
 json_path:
   description: The file written, empty when O(json_path) was not given.
   returned: success

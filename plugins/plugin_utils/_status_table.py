@@ -229,12 +229,51 @@ def server_msg(k3s_info, extender_status):
     return 'no status: the host was unreachable, or failed before its status was read'
 
 
-def server_row(host, k3s_info, extender_status, readiness):
+def drift(files_drift, status, name, readiness, readiness_expected=True):
+    """What is no longer as install_csi left it: ``[{cause, detail}]``; None when not checked.
+
+    ``files_drift`` is the role's finding on the node (causes ``flag`` and ``config``: its
+    compare.yml, in check mode), None when the role did not look. Added here from the running scheduler
+    (``restart``: it started before its files changed) and, when the role publishes readiness
+    (``readiness_expected``) and the ConfigMap could be read, the node's entry (``readiness``:
+    missing, not ``restarted`` for a scheduler that restarted, or another ``kube_scheduler``).
+    """
+    if files_drift is None:
+        return None
+    found = [{'cause': str(d.get('cause', '')), 'detail': one_line(d.get('detail', ''))}
+             for d in files_drift if isinstance(d, dict)]
+    if status.get('restarted') is False and status.get('changed_at'):
+        found.append({'cause': 'restart', 'detail': 'the scheduler started at %s, before its files changed at %s: it '
+                      'does not run with them until a restart' % (compact_time(status.get('scheduler_started_at')),
+                                                                   compact_time(status.get('changed_at')))})
+    if readiness_expected and not readiness['error']:
+        where = '%s/%s' % (readiness['namespace'], readiness['name'])
+        entries = [n for n in readiness['nodes'] if n['node_name'] == name]
+        if not entries:
+            found.append({'cause': 'readiness', 'detail': 'no entry in the readiness ConfigMap %s%s' % (
+                where, '' if readiness['found'] else ' (the ConfigMap is absent)')})
+        else:
+            entry, restarted, kube_scheduler = entries[-1], status.get('restarted'), _text(status.get('kube_scheduler'))
+            stale = []
+            # a scheduler not restarted since its files changed is the restart cause above; its entry
+            # is put right by the same install_csi run
+            if restarted is True and entry['restarted'] is not True:
+                stale.append('restarted: %s, the scheduler: %s' % (yes_no(entry['restarted']), yes_no(restarted)))
+            if kube_scheduler and entry['kube_scheduler'] != kube_scheduler:
+                stale.append('kube_scheduler: %s, the scheduler: %s' % (entry['kube_scheduler'] or UNKNOWN, kube_scheduler))
+            if stale:
+                found.append({'cause': 'readiness', 'detail': 'its readiness entry in %s is stale (%s)'
+                              % (where, '; '.join(stale))})
+    return found
+
+
+def server_row(host, k3s_info, extender_status, readiness, files_drift=None, readiness_expected=True):
     """One server's entry of ``nodes``: the JSON types the product tests and users rely on."""
     checked = _ran(extender_status)
     status = extender_status if checked else {}
     name = node_name(host, k3s_info, extender_status)
     listed = {n['node_name'] for n in readiness['nodes']}
+    found = drift(files_drift, status, name, readiness, readiness_expected) if checked else None
     return {
         'node': name,
         'host': str(host),
@@ -245,29 +284,34 @@ def server_row(host, k3s_info, extender_status, readiness):
         'extender_reachable': _bool_or_none(status.get('extender_reachable')),
         'ready': _bool_or_none(status.get('ready')) if checked else None,
         'in_readiness_configmap': name in listed,
+        'drifted': bool(found) if found is not None else None,
+        'drift': found or [],
         'msg': server_msg(k3s_info, extender_status),
     }
 
 
-def fleet(hosts, results, readiness):
-    """The whole report: ``results`` maps each host to its ``(k3s_info, extender_status)`` results.
+def fleet(hosts, results, readiness, readiness_expected=True):
+    """The whole report: ``results`` maps each host to its ``(k3s_info, extender_status[, files_drift])`` results.
 
-    Hosts keep the given order; a host named twice is reported once.
+    ``files_drift`` is the role's drift finding (None: not looked at). Hosts keep the given order;
+    a host named twice is reported once.
     """
     seen, nodes = set(), []
     for host in hosts:
         if host in seen:
             continue
         seen.add(host)
-        k3s_info, extender_status = results.get(host, ({}, {}))
-        nodes.append(server_row(host, k3s_info or {}, extender_status or {}, readiness))
+        given = tuple(results.get(host, ()))
+        k3s_info, extender_status, files_drift = given + ({}, {}, None)[len(given):]
+        nodes.append(server_row(host, k3s_info or {}, extender_status or {}, readiness, files_drift, readiness_expected))
     return {'nodes': nodes, 'readiness_configmap': readiness, 'summary': summary(nodes)}
 
 
 def summary(nodes):
     """The one line that answers "is the fleet done?"."""
     ready = sum(1 for n in nodes if n['ready'] is True)
-    return '%d of %d servers ready' % (ready, len(nodes))
+    drifted = sum(1 for n in nodes if n['drifted'])
+    return '%d of %d servers ready' % (ready, len(nodes)) + ('; %d drifted' % drifted if drifted else '')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -357,6 +401,12 @@ def render(data, width=MAX_WIDTH):
         lines += ['', 'not ready:']
         for r in reasons:
             lines += wrap('%s: %s' % (r['node'], _strip_prefix(r['msg'], 'not ready: ')), width, indent='  ')
+    drifted = [r for r in data['nodes'] if r['drift']]
+    if drifted:
+        lines += ['', 'drift (install_csi puts it back):']
+        for r in drifted:
+            for d in r['drift']:
+                lines += wrap('%s: %s: %s' % (r['node'], d['cause'], d['detail']), width, indent='  ')
     lines += [''] + wrap(_readiness_title(readiness), width)
     if readiness['nodes']:
         cells = [[n['node_name'], yes_no(n['restarted']), n['kube_scheduler'] or UNKNOWN] for n in readiness['nodes']]

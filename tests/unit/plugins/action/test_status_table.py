@@ -227,3 +227,23 @@ def test_missing_hosts_is_refused(fake_display):
 def test_unknown_option_is_refused(fake_display):
     with pytest.raises(Exception, match='Invalid options for baremetal.k3s.status_table: json'):
         run({'hosts': HOSTS, 'json': '/tmp/x.json'})
+
+
+def test_drift_from_the_roles_finding_fails_only_when_asked(fake_display, tmp_path):
+    variables = hostvars()
+    variables['server-1']['scheduler_extender_drift'] = [{'cause': 'config', 'detail': 'edited'}]
+    variables['server-2']['scheduler_extender_drift'] = []
+    path = tmp_path / 'status.json'
+    args = {'hosts': HOSTS, 'configmap': CONFIGMAP, 'json_path': str(path)}
+    result = run(args, task_vars={'hostvars': variables})
+    assert not result.get('failed') and result['summary'] == '1 of 3 servers ready; 2 drifted'
+    rows = {n['node']: n for n in result['nodes']}
+    # server-2: the scheduler started before the change, and its readiness entry is missing
+    assert [d['cause'] for d in rows['server-2']['drift']] == ['restart', 'readiness']
+    assert rows['server-1']['drift'] == [{'cause': 'config', 'detail': 'edited'}]
+    assert rows['server-3']['drifted'] is None
+    result = run(dict(args, fail_on_drift=True), task_vars={'hostvars': variables})
+    assert result['failed'] and result['msg'].startswith('drift on 2 of 3 servers (server-1, server-2): run baremetal.k3s.install_csi')
+    # the table and the JSON are there all the same
+    assert '  server-1: config: edited' in fake_display.lines
+    assert json.loads(path.read_text())['nodes'][0]['drift'] == [{'cause': 'config', 'detail': 'edited'}]

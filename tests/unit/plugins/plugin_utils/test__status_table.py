@@ -175,7 +175,8 @@ def test_ready_server_row_has_json_types():
     assert data['nodes'] == [{
         'node': 'server-1', 'host': 'server-1', 'platform': 'k3s',
         'scheduler_started_at': '2026-01-13T10:00:03.412207Z', 'changed_at': '2026-01-13T10:00:01.000000Z',
-        'restarted': True, 'extender_reachable': True, 'ready': True, 'in_readiness_configmap': True, 'msg': 'ready'}]
+        'restarted': True, 'extender_reachable': True, 'ready': True, 'in_readiness_configmap': True,
+        'drifted': None, 'drift': [], 'msg': 'ready'}]
     assert data['summary'] == '1 of 1 servers ready'
     json.dumps(data)
 
@@ -311,3 +312,67 @@ def test_no_servers():
     data = st.fleet([], {}, readiness())
     assert '(no servers)' in st.render(data)
     assert data['summary'] == '0 of 0 servers ready'
+
+
+# ---------------------------------------------------------------------------------------------
+# drift
+
+FLAG = {'cause': 'flag', 'detail': 'the scheduler is given no config file: nothing passes ... any more'}
+
+
+def drifted(files=(), status=None, configmap=None, expected=True):
+    results = {'server-1': (k3s_info(), status or extender_status(), list(files))}
+    return st.fleet(['server-1'], results, readiness(configmap), expected)
+
+
+def test_no_drift_when_files_scheduler_and_readiness_agree():
+    data = drifted()
+    assert (data['nodes'][0]['drifted'], data['nodes'][0]['drift']) == (False, [])
+    assert data['summary'] == '1 of 1 servers ready'
+    assert not any(line.startswith('drift') for line in st.render(data))
+
+
+def test_files_drift_is_reported_as_the_role_found_it():
+    data = drifted([FLAG])
+    assert data['nodes'][0]['drift'] == [FLAG] and data['nodes'][0]['drifted'] is True
+    assert data['summary'] == '1 of 1 servers ready; 1 drifted'
+    lines = st.render(data)
+    assert 'drift (install_csi puts it back):' in lines
+    assert '  server-1: flag: the scheduler is given no config file: nothing passes ... any more' in lines
+
+
+def test_a_scheduler_that_started_before_its_files_changed_is_drift():
+    status = extender_status(ready=False, restarted=False, scheduler_started_at='2026-01-13T09:00:00Z',
+                             changed_at='2026-01-13T10:00:01Z')
+    found = drifted(status=status, configmap=kubectl(NODES_YAML.replace('true', 'false')))['nodes'][0]['drift']
+    assert found == [{'cause': 'restart', 'detail': 'the scheduler started at 2026-01-13 09:00:00, before its files '
+                      'changed at 2026-01-13 10:00:01: it does not run with them until a restart'}]
+
+
+@pytest.mark.parametrize('nodes_yaml, detail', [
+    ('nodes: []\n', 'no entry in the readiness ConfigMap default/extender-readiness'),
+    (NODES_YAML.replace('restarted: true', 'restarted: false'),
+     'its readiness entry in default/extender-readiness is stale (restarted: no, the scheduler: yes)'),
+    (NODES_YAML.replace('k3s@server-1', 'k3s@old'),
+     'its readiness entry in default/extender-readiness is stale (kube_scheduler: k3s@old, the scheduler: k3s@server-1)'),
+])
+def test_a_missing_or_stale_readiness_entry_is_drift(nodes_yaml, detail):
+    status = extender_status(kube_scheduler='k3s@server-1')
+    assert drifted(status=status, configmap=kubectl(nodes_yaml))['nodes'][0]['drift'] == [
+        {'cause': 'readiness', 'detail': detail}]
+
+
+def test_readiness_is_not_judged_when_not_published_or_not_read():
+    absent = kubectl(stdout='')
+    assert drifted(configmap=absent, expected=False)['nodes'][0]['drift'] == []
+    assert drifted(configmap=absent)['nodes'][0]['drift'] == [
+        {'cause': 'readiness', 'detail': 'no entry in the readiness ConfigMap default/extender-readiness '
+                                         '(the ConfigMap is absent)'}]
+    assert drifted(configmap=kubectl(rc=1, stdout='', stderr='forbidden'))['nodes'][0]['drift'] == []
+
+
+def test_drift_unknown_without_the_roles_finding_or_a_status():
+    data = st.fleet(['server-1'], {'server-1': (k3s_info(), extender_status())}, readiness())
+    assert data['nodes'][0]['drifted'] is None
+    data = st.fleet(['server-1'], {'server-1': (k3s_info(), {}, [FLAG])}, readiness())
+    assert data['nodes'][0]['drifted'] is None and data['nodes'][0]['drift'] == []
