@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import bk3s_checks as c  # pylint: disable=import-error
 
@@ -118,8 +119,12 @@ def test_a_long_wait_prints_its_progress(host):
     ansible = os.path.join(os.path.dirname(sys.executable), 'ansible')
     _extender(host, 'stop')
     try:
-        run = subprocess.run([ansible, '-i', os.environ['MOLECULE_INVENTORY_FILE'], name, '-m', 'baremetal.k3s.extender_status',
-                              '-a', json.dumps(args)], capture_output=True, text=True, timeout=600, check=False)
+        with tempfile.TemporaryDirectory() as tree:
+            run = subprocess.run([ansible, '-i', os.environ['MOLECULE_INVENTORY_FILE'], name, '--tree', tree,
+                                  '-m', 'baremetal.k3s.extender_status', '-a', json.dumps(args)],
+                                 capture_output=True, text=True, timeout=600, check=False)
+            with open(os.path.join(tree, name)) as f:
+                result = json.load(f)  # what the task returned, whatever the stdout callback prints
     finally:
         _extender(host, 'start')
     out = run.stdout
@@ -129,7 +134,6 @@ def test_a_long_wait_prints_its_progress(host):
     assert all(' s of 45 s for the extender to answer (extender %s/filter: connection refused' % c.EXTENDER in line
                for line in lines), lines
     # the lines came while waiting: before the result
-    assert out.index(lines[0]) < out.index('%s | SUCCESS' % name), out
-    result = json.JSONDecoder().raw_decode(out, out.index('{', out.index('%s | SUCCESS' % name)))[0]
+    assert out.index(lines[-1]) < out.index('%s | SUCCESS' % name), out
     assert result['ready'] is False and result['msg'].startswith('not ready within timeout (45.0 s)'), result
     assert 'waiting' not in result and result['attempts'] >= 2, result
