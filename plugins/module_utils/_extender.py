@@ -11,17 +11,29 @@ The scheduler POSTs JSON to ``<urlPrefix>/<verb>``; the wrapper types have no js
 their keys are the Go field names (``Pod``, ``Nodes``, ``NodeNames``...), while the embedded
 Kubernetes objects (Pod, NodeList) use their usual lower-case json names.
 
-Pure standard library (http.client, ssl, json): no Ansible import, no third-party package.
+The scheduler's Go HTTP client takes its proxy from its own environment (``HTTP_PROXY``,
+``HTTPS_PROXY``, ``NO_PROXY``); :func:`go_proxy` makes the same decision from an environment
+given to it (the scheduler process's), and :func:`probe` goes through that proxy (a CONNECT
+tunnel for https://, an absolute-URI request for http://) with urllib's ProxyHandler given the
+proxy explicitly, never the module's own environment. The TLS settings are the extender's
+``tlsConfig`` ones: caFile/caData, certFile/certData, keyFile/keyData, insecure, serverName.
+
+Pure standard library (http.client, urllib, ssl, json, ipaddress): no Ansible import, no third-party package.
 """
 
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import json
 import os
+import shutil
 import socket
 import ssl
+import tempfile
 import time
+import urllib.error
+import urllib.request
 import uuid
 
 from urllib.parse import urlsplit
@@ -162,21 +174,206 @@ def validate_url(url):
     return urlsplit(url)
 
 
-def ssl_context(ca_file=None, cert_file=None, key_file=None, insecure=False):
-    """An SSLContext as the scheduler's tlsConfig builds it (caFile, certFile/keyFile, insecure)."""
+class _NamedContext(ssl.SSLContext):
+    """An SSLContext that sends and verifies ``server_name`` instead of the URL's host (Go's tls ServerName)."""
+
+    server_name = None
+
+    def wrap_socket(self, sock, *args, **kwargs):  # pylint: disable=arguments-differ
+        if self.server_name:
+            kwargs['server_hostname'] = self.server_name
+        return super().wrap_socket(sock, *args, **kwargs)
+
+
+def ssl_context(ca_file=None, cert_file=None, key_file=None, insecure=False, server_name=None,
+                ca_data=None, cert_data=None, key_data=None):
+    """An SSLContext as the scheduler's tlsConfig builds it.
+
+    caFile/caData: only that CA (else the system's); certFile/certData with keyFile/keyData: the
+    client certificate; insecure: no verification; serverName: the name sent (SNI) and verified
+    instead of the URL's host.
+    """
     try:
+        ctx = _NamedContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.server_name = server_name or None
         if insecure:
-            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
+        elif ca_file or ca_data:
+            if ca_file:
+                ctx.load_verify_locations(cafile=ca_file)
+            if ca_data:
+                ctx.load_verify_locations(cadata=ca_data if isinstance(ca_data, str) else ca_data.decode('ascii'))
         else:
-            ctx = ssl.create_default_context(cafile=ca_file)
-        if cert_file:
-            ctx.load_cert_chain(cert_file, key_file or None)
-    except (OSError, ssl.SSLError) as e:
-        raise ExtenderProbeError('cannot load TLS files (ca_file=%s, cert_file=%s, key_file=%s): %s'
-                                 % (ca_file, cert_file, key_file, e)) from e
+            ctx.load_default_certs()
+        if cert_file or cert_data:
+            _load_client_cert(ctx, cert_file, key_file, cert_data, key_data)
+    except (OSError, ssl.SSLError, ValueError) as e:
+        raise ExtenderProbeError('cannot load TLS files (ca_file=%s, cert_file=%s, key_file=%s%s): %s'
+                                 % (ca_file, cert_file, key_file,
+                                    ''.join(', %s given' % n for n, v in (('ca_data', ca_data), ('cert_data', cert_data),
+                                                                          ('key_data', key_data)) if v), e)) from e
     return ctx
+
+
+def _load_client_cert(ctx, cert_file, key_file, cert_data, key_data):
+    """load_cert_chain reads files only: PEM text given as data goes through a private temporary directory."""
+    if not (cert_data or key_data):
+        ctx.load_cert_chain(cert_file, key_file or None)
+        return
+    tmp = tempfile.mkdtemp(prefix='bk3s-tls-')
+    try:
+        paths = {}
+        for name, data in (('cert', cert_data), ('key', key_data)):
+            if data:
+                paths[name] = os.path.join(tmp, name + '.pem')
+                fd = os.open(paths[name], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, 'wb') as f:
+                    f.write(data.encode('ascii') if isinstance(data, str) else data)
+        ctx.load_cert_chain(paths.get('cert', cert_file), paths.get('key', key_file) or None)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The proxy decision of Go's net/http (golang.org/x/net/http/httpproxy: FromEnvironment, ProxyFunc)
+
+DEFAULT_PORTS = {'http': '80', 'https': '443', 'socks5': '1080'}
+
+
+def _env_any(environ, *names):
+    """The first of ``names`` set to a non-empty value (the upper-case name first, as Go reads them)."""
+    for name in names:
+        value = environ.get(name)
+        if value:
+            return value
+    return ''
+
+
+def _parse_proxy(value):
+    """A proxy variable's value as (scheme, netloc) parts; ``host:port`` means http://. None when unusable."""
+    if not value:
+        return None
+    try:
+        parts = urlsplit(value)
+        if not parts.scheme or not parts.netloc:
+            parts = urlsplit('http://' + value)
+        parts.port  # pylint: disable=pointless-statement  # raises on a bad port
+    except ValueError:
+        return None
+    return parts if parts.netloc else None
+
+
+def _split_host_port(text):
+    """Go's net.SplitHostPort for a NO_PROXY entry: (host, port) or None when it has no port."""
+    if text.startswith('['):
+        end = text.find(']')
+        if end < 0 or text[end + 1:end + 2] != ':':
+            return None
+        return text[1:end], text[end + 2:]
+    if text.count(':') != 1:
+        return None
+    host, port = text.split(':')
+    return host, port
+
+
+def _ip(text):
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def no_proxy_matchers(no_proxy):
+    """NO_PROXY as Go reads it: '*' (everything), CIDRs, IPs with an optional port, domains with an optional port."""
+    matchers = []
+    for entry in (no_proxy or '').split(','):
+        entry = entry.strip().lower()
+        if not entry:
+            continue
+        if entry == '*':
+            return [('all',)]
+        if '/' in entry:
+            try:
+                matchers.append(('cidr', ipaddress.ip_network(entry, strict=False)))
+                continue
+            except ValueError:
+                pass
+        split = _split_host_port(entry)
+        host, port = split if split else (entry, '')
+        if split and not host:
+            continue  # no host part: a malformed entry, ignored
+        ip = _ip(host)
+        if ip is not None:
+            matchers.append(('ip', ip, port))
+            continue
+        if not host:
+            continue
+        if host.startswith('*.'):
+            host = host[1:]
+        match_host = not host.startswith('.')
+        if match_host:
+            host = '.' + host
+        matchers.append(('domain', host, port, match_host))
+    return matchers
+
+
+def _matches(matcher, host, port, ip):
+    kind = matcher[0]
+    if kind == 'all':
+        return True
+    if kind == 'cidr':
+        return ip is not None and ip.version == matcher[1].version and ip in matcher[1]
+    if kind == 'ip':
+        return ip is not None and ip == matcher[1] and matcher[2] in ('', port)
+    dummy, suffix, want_port, match_host = matcher
+    if ip is not None:
+        return False
+    if host.endswith(suffix) or (match_host and host == suffix[1:]):
+        return want_port in ('', port)
+    return False
+
+
+def go_proxy(url, environ):
+    """The proxy Go's HTTP client would use for ``url`` in a process whose environment is ``environ``.
+
+    ``HTTPS_PROXY``/``https_proxy`` for https://, ``HTTP_PROXY``/``http_proxy`` for http:// (none of
+    them in a CGI process, one with ``REQUEST_METHOD`` set); never for ``localhost`` or a loopback
+    address; not for a host ``NO_PROXY``/``no_proxy`` names. Returns the proxy URL as given in the
+    environment (credentials included: see :func:`redact`), or None for a direct connection.
+    """
+    environ = environ or {}
+    parts = urlsplit(url)
+    if parts.scheme == 'https':
+        proxy = _parse_proxy(_env_any(environ, 'HTTPS_PROXY', 'https_proxy'))
+    elif parts.scheme == 'http':
+        proxy = _parse_proxy(_env_any(environ, 'HTTP_PROXY', 'http_proxy'))
+        if proxy is not None and environ.get('REQUEST_METHOD'):
+            return None  # Go refuses HTTP_PROXY in a CGI environment
+    else:
+        proxy = None
+    if proxy is None:
+        return None
+    host = (parts.hostname or '').lower()
+    port = str(parts.port) if parts.port else DEFAULT_PORTS.get(parts.scheme, '')
+    if host == 'localhost':
+        return None
+    ip = _ip(host)
+    if ip is not None and ip.is_loopback:
+        return None
+    for matcher in no_proxy_matchers(_env_any(environ, 'NO_PROXY', 'no_proxy')):
+        if _matches(matcher, host, port, ip):
+            return None
+    return proxy.geturl()
+
+
+def redact(proxy_url):
+    """``proxy_url`` without its user name and password (what results and messages may show)."""
+    if not proxy_url:
+        return None
+    parts = urlsplit(proxy_url)
+    netloc = parts.netloc.rpartition('@')[2]
+    return parts._replace(netloc=netloc).geturl()
 
 
 def _describe(exc, timeout, who='the extender'):
@@ -193,50 +390,97 @@ def _describe(exc, timeout, who='the extender'):
     return '%s: %s' % (type(exc).__name__, exc)
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer of its own (not 200), as the direct probe sees it."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+def _post_via_proxy(full, body, headers, proxy, ctx, timeout):
+    """POST ``body`` to ``full`` through ``proxy`` (explicit, never the environment's); (status, raw body)."""
+    scheme = urlsplit(full).scheme
+    handlers = [urllib.request.ProxyHandler({scheme: proxy}), _NoRedirect()]
+    if ctx is not None:
+        handlers.append(urllib.request.HTTPSHandler(context=ctx))
+    opener = urllib.request.build_opener(*handlers)
+    request = urllib.request.Request(full, data=body, headers=headers, method='POST')
+    try:
+        with opener.open(request, timeout=timeout) as resp:
+            return resp.status, resp.read(MAX_BODY)
+    except urllib.error.HTTPError as e:
+        try:
+            return e.code, e.read(MAX_BODY)
+        finally:
+            e.close()
+    except urllib.error.URLError as e:
+        reason = e.reason
+        raise reason if isinstance(reason, OSError) else OSError(str(reason)) from e
+
+
 def probe(url, verb=FILTER_VERB, node_names=('localhost',), node_cache_capable=False, ca_file=None,
-          cert_file=None, key_file=None, insecure=False, timeout=5.0, clock=None, uid=None):
+          cert_file=None, key_file=None, insecure=False, timeout=5.0, clock=None, uid=None,
+          proxy=None, server_name=None, ca_data=None, cert_data=None, key_data=None):
     """POST a minimal valid request to ``<url>/<verb>`` and judge the answer. Returns a ProbeResult.
 
-    Transport problems (refused, timeout, TLS) are reported in the result, never raised;
-    only an impossible request (bad URL, missing TLS files) raises ExtenderProbeError. TLS files
-    that exist but do not load (not PEM) are reported in the result too: the scheduler fails on
-    them as well, and what the scheduler does then is what the caller is watching.
+    ``proxy`` (a URL, e.g. from :func:`go_proxy`) sends the request through that HTTP proxy: a
+    CONNECT tunnel for https://, an absolute-URI request for http://; None connects directly.
+    Transport problems (refused, timeout, TLS, a proxy that refuses) are reported in the result,
+    never raised; only an impossible request (bad URL, missing TLS files) raises ExtenderProbeError.
+    TLS files that exist but do not load (not PEM) are reported in the result too: the scheduler
+    fails on them as well, and what the scheduler does then is what the caller is watching.
     """
     clock = clock or time.monotonic
     parts = validate_url(url)
     full = verb_url(url, verb)
     path = urlsplit(full).path or '/'
     body = json.dumps(build_request(verb, node_names, node_cache_capable, uid)).encode('utf-8')
+    headers = {'Content-Type': 'application/json', 'Accept': 'application/json',
+               'User-Agent': 'baremetal.k3s-extender-status'}
+    ctx = None
     if parts.scheme == 'https':
         missing = [f for f in (ca_file, cert_file, key_file) if f and not os.path.isfile(f)]
         if missing:
             raise ExtenderProbeError('cannot load TLS files: %s does not exist' % ', '.join(missing))
         try:
-            ctx = ssl_context(ca_file, cert_file, key_file, insecure)
+            ctx = ssl_context(ca_file, cert_file, key_file, insecure, server_name, ca_data, cert_data, key_data)
         except ExtenderProbeError as e:
             return ProbeResult(full, error=str(e))
-        conn = http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=timeout, context=ctx)
-    else:
-        conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
-    start = clock()
     result = ProbeResult(full)
-    try:
-        conn.request('POST', path, body=body, headers={
-            'Content-Type': 'application/json', 'Accept': 'application/json',
-            'User-Agent': 'baremetal.k3s-extender-status'})
-        resp = conn.getresponse()
-        result.status = resp.status
-        raw = resp.read(MAX_BODY)
-    except (OSError, http.client.HTTPException) as e:
-        result.error = _describe(e, timeout)
-        result.elapsed = clock() - start
-        return result
-    finally:
-        conn.close()
+    if proxy:
+        proxy_parts = urlsplit(proxy)
+        if proxy_parts.scheme != 'http':
+            result.error = ('proxy %s: the probe speaks to http:// proxies only, not %s://'
+                            % (redact(proxy), proxy_parts.scheme))
+            return result
+        start = clock()
+        try:
+            result.status, raw = _post_via_proxy(full, body, headers, proxy, ctx, timeout)
+        except (OSError, http.client.HTTPException) as e:
+            result.error = _scrub(_describe(e, timeout, 'the proxy'), proxy)
+            result.elapsed = clock() - start
+            return result
+    else:
+        if ctx is not None:
+            conn = http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=timeout, context=ctx)
+        else:
+            conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
+        start = clock()
+        try:
+            conn.request('POST', path, body=body, headers=headers)
+            resp = conn.getresponse()
+            result.status = resp.status
+            raw = resp.read(MAX_BODY)
+        except (OSError, http.client.HTTPException) as e:
+            result.error = _describe(e, timeout)
+            result.elapsed = clock() - start
+            return result
+        finally:
+            conn.close()
     result.elapsed = clock() - start
     text = raw.decode('utf-8', errors='replace')
     if result.status != 200:
-        result.error = 'HTTP %s: %s' % (result.status, text.strip()[:ERROR_SNIPPET] or '(empty body)')
+        result.error = _scrub('HTTP %s: %s' % (result.status, text.strip()[:ERROR_SNIPPET] or '(empty body)'), proxy)
         return result
     try:
         answer = json.loads(text)
@@ -248,6 +492,16 @@ def probe(url, verb=FILTER_VERB, node_names=('localhost',), node_cache_capable=F
     result.error = error
     result.reachable = shape_ok and (not error or verb == BIND_VERB)
     return result
+
+
+def _scrub(text, proxy):
+    """``text`` without the proxy's credentials, should an error have quoted them."""
+    if not proxy:
+        return text
+    userinfo = urlsplit(proxy).netloc.rpartition('@')[0]
+    if userinfo:
+        text = text.replace(proxy, redact(proxy)).replace(userinfo, '***')
+    return text
 
 
 def check_health(url, timeout=5.0, ca_file=None, insecure=True):

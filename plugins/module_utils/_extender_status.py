@@ -61,6 +61,33 @@ def status(view, params, probe=_extender.probe, check_health=_extender.check_hea
         raise StatusError(str(e)) from e
 
 
+WATCH_FIELDS = ('base', 'identities', 'healthy_seen', 'exits', 'looks')
+
+
+def save_watch(watch):
+    """A crash watch's state as JSON-ready data, to carry a wait on in the next call (``resume.watch``)."""
+    return dict((name, getattr(watch, name)) for name in WATCH_FIELDS)
+
+
+def _tuples(value):
+    """JSON gives lists where the watch kept tuples (the identities): back to tuples, nested too."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+def restore_watch(watch, state):
+    """Put a state from :func:`save_watch` (after a JSON round trip) back into ``watch``."""
+    if not isinstance(state, dict) or any(name not in state for name in WATCH_FIELDS):
+        raise StatusError('resume.watch must be the waiting.watch of an earlier result (got %r)' % (state,))
+    base = state['base']
+    watch.base = dict(base) if isinstance(base, dict) else None
+    watch.identities = [_tuples(i) for i in state['identities'] or []]
+    watch.healthy_seen = bool(state['healthy_seen'])
+    watch.exits = int(state['exits'])
+    watch.looks = int(state['looks'])
+
+
 def seconds(value, name):
     """A timeout given as seconds (number) or as a Go duration ("15s", "500ms"), as seconds."""
     if isinstance(value, bool):
@@ -94,6 +121,8 @@ class ExtenderStatus:
         self.init = self._detect_init(p['init'])
         self.since = self._since()
         self.watch = sc.CrashWatch(since_known=self.since is not None)
+        self.scheduler_pid = None  # the process whose environment the scheduler's HTTP client reads
+        self._environ = None
         self._check_tls_files()
         if p['url']:
             try:
@@ -114,6 +143,13 @@ class ExtenderStatus:
         for key in ('http_timeout', 'update_timeout', 'timeout', 'interval', 'journal_lines'):
             if p[key] < 0:
                 raise StatusError('%s must not be negative (got %s)' % (key, p[key]))
+        if (p.get('slice_seconds') or 0) < 0:
+            raise StatusError('slice_seconds must not be negative (got %s)' % p['slice_seconds'])
+        resume = p.get('resume') or {}
+        for key in ('elapsed', 'attempts'):
+            if not isinstance(resume.get(key, 0), (int, float)) or isinstance(resume.get(key), bool) or resume.get(key, 0) < 0:
+                raise StatusError('resume.%s must be a number of 0 or more (got %r); resume is the waiting of an '
+                                  'earlier result' % (key, resume.get(key)))
         if p['http_timeout'] == 0:
             raise StatusError('http_timeout must be greater than 0')
         if p['wait'] and p['interval'] == 0:
@@ -122,6 +158,9 @@ class ExtenderStatus:
             raise StatusError('verb must not be empty')
         if p['key_file'] and not p['cert_file']:
             raise StatusError('key_file needs cert_file')
+        if bool(p.get('cert_file') or p.get('cert_data')) != bool(p.get('key_file') or p.get('key_data')) and \
+                (p.get('cert_data') or p.get('key_data')):
+            raise StatusError('give a client certificate (cert_file or cert_data) and its key (key_file or key_data), or neither')
         init_script = os.path.join(INIT_D, self.service)
         if self.init == 'openrc' and not view.exists(init_script):
             raise StatusError('service %s is not installed: %s does not exist' % (self.service, init_script))
@@ -213,6 +252,7 @@ class ExtenderStatus:
         # the kubelet's count of starts tells one run from the next even when a look misses one
         logged = attempt['key'] if attempt else None
         start = sc.scheduler_process(self.view, self.p['config_path'])
+        self.scheduler_pid = start['pid'] if start else None
         if start:
             return start['started_at'], start['resolution'], '/proc/%d/stat' % start['pid'], logged or start['pid']
         crictl = self._crictl()
@@ -256,6 +296,7 @@ class ExtenderStatus:
             # the scheduler runs inside the service's process: the service's start is the scheduler's
             started_at, resolution, source = state['started_at'], state['resolution'], state['started_at_source']
             identity = state['main_pid']
+            self.scheduler_pid = state['main_pid']
         else:
             started_at, resolution, source, key = self._static_pod_start()
             identity = (state['main_pid'], key) if state['main_pid'] and key is not None else None
@@ -277,9 +318,13 @@ class ExtenderStatus:
             snap['scheduler_healthy'], snap['scheduler_health_error'] = healthy, error
             # an HTTP answer came through a TLS handshake that verified the certificate
             snap['scheduler_tls_verified'] = bool(ca_file) and status is not None
+        snap['extender_proxy'] = None
         if p['url']:
+            proxy = _extender.go_proxy(p['url'], self.scheduler_environ())
+            snap['extender_proxy'] = _extender.redact(proxy)
             res = self.probe(p['url'], p['verb'], [self.node], p['node_cache_capable'], self._local(p['ca_file']),
-                             self._local(p['cert_file']), self._local(p['key_file']), p['insecure'], p['http_timeout'])
+                             self._local(p['cert_file']), self._local(p['key_file']), p['insecure'], p['http_timeout'],
+                             **self.probe_extras(proxy))
             snap.update(extender_reachable=res.reachable, extender_http_status=res.status, extender_error=res.error)
         else:
             snap['extender_error'] = 'no url given'
@@ -296,6 +341,21 @@ class ExtenderStatus:
             snap['ready'] = False
             snap['msg'] = self.crash_loop_msg(snap, problems)
         return snap
+
+    def scheduler_environ(self):
+        """The environment the scheduler runs with (k3s/RKE2 server or kube-scheduler process): where Go's HTTP
+        client takes its proxy from. The last one seen while the process is gone (restarting); {} before any."""
+        env = self.view.environ(self.scheduler_pid) if self.scheduler_pid else None
+        if env is not None:
+            self._environ = env
+        return self._environ or {}
+
+    def probe_extras(self, proxy):
+        """The probe's keyword arguments beyond the positional ones: only those set, so that a probe handed in
+        that predates them still works."""
+        extras = dict(proxy=proxy, server_name=self.p.get('server_name'), ca_data=self.p.get('ca_data'),
+                      cert_data=self.p.get('cert_data'), key_data=self.p.get('key_data'))
+        return dict((k, v) for k, v in extras.items() if v)
 
     def crash_loop_msg(self, snap, problems):
         who = self.service if self.record.scheduler_runs == 'service' else 'the kube-scheduler (or %s)' % self.service
@@ -319,20 +379,42 @@ class ExtenderStatus:
         if snap['scheduler_healthy'] is False:
             out.append('kube-scheduler health (%s): %s' % (self.p['scheduler_health_url'], snap['scheduler_health_error']))
         if self.p['require_extender'] and not snap['extender_reachable']:
-            out.append('extender %s: %s' % (_extender.verb_url(self.p['url'], self.p['verb']), snap['extender_error']))
+            through = ' through proxy %s (the scheduler\'s environment)' % snap['extender_proxy'] if snap.get('extender_proxy') else ''
+            out.append('extender %s%s: %s' % (_extender.verb_url(self.p['url'], self.p['verb']), through, snap['extender_error']))
         return out
 
     # ------------------------------------------------------------------ run
+    def waiting_for(self, snap):
+        """(what the wait is for, its limit in seconds) for a look that is not ready, in the user's words."""
+        p = self.p
+        if self.since is not None and not snap['restarted']:
+            return 'the scheduler to restart with the change', min(p['timeout'], p['update_timeout'])
+        if snap['active_state'] != 'active':
+            return 'service %s to become active' % self.service, p['timeout']
+        if snap['scheduler_healthy'] is False:
+            return 'the kube-scheduler to answer healthy', p['timeout']
+        return 'the extender to answer', p['timeout']
+
     def run(self):
-        """The module's result: one look, or with ``wait`` looks until ready, a crash loop or a timeout."""
+        """The module's result: one look, or with ``wait`` looks until ready, a crash loop or a timeout.
+
+        ``resume`` carries a wait on from an earlier call (seconds already waited, looks made, the
+        crash watch); with ``slice_seconds`` a wait that is still going returns after about that many
+        seconds with ``waiting`` (what to hand back as ``resume``, and what the wait is for).
+        """
         p = self.p
         clock = self.view.clock
         start = clock.monotonic()
-        attempts = 0
+        resume = p.get('resume') or {}
+        before = float(resume.get('elapsed') or 0.0)
+        attempts = int(resume.get('attempts') or 0)
+        if resume.get('watch'):
+            restore_watch(self.watch, resume['watch'])
+        paused = False
         while True:
             snap = self.observe()
             attempts += 1
-            elapsed = clock.monotonic() - start
+            elapsed = before + clock.monotonic() - start
             if snap['ready'] or snap['crash_loop'] or not p['wait']:
                 break
             restart_pending = self.since is not None and not snap['restarted']
@@ -346,13 +428,22 @@ class ExtenderStatus:
                 snap['msg'] = 'service %s failed after the restart: %s' % (self.service, snap['msg'])
                 break
             deadline = min(p['timeout'], p['update_timeout']) if restart_pending else p['timeout']
-            clock.sleep(max(0.0, min(p['interval'], deadline - elapsed)))
+            pause = max(0.0, min(p['interval'], deadline - elapsed))
+            if p.get('slice_seconds') and clock.monotonic() - start + pause > p['slice_seconds']:
+                paused = True
+                break
+            clock.sleep(pause)
         snap.update(
             platform=self.platform, init=self.init, service=self.service,
             node_name=self.node, changed_at=sc.to_iso(self.since),
             kube_scheduler=self.record.kube_scheduler(self.service, self.node),
-            elapsed=round(clock.monotonic() - start, 3), attempts=attempts,
+            elapsed=round(before + clock.monotonic() - start, 3), attempts=attempts,
         )
+        if paused:
+            what, limit = self.waiting_for(snap)
+            snap['waiting'] = {'for': what, 'limit': limit, 'elapsed': snap['elapsed'], 'attempts': attempts,
+                               'watch': save_watch(self.watch)}
+            return snap
         if snap['active_state'] != 'active' or snap['crash_loop']:
             snap['journal'] = self.journal()
         return snap

@@ -207,6 +207,19 @@ class View:
             return None
         return [a.decode('utf-8', 'surrogateescape') for a in data.split(b'\0')[:-1]] if data else []
 
+    def environ(self, pid):
+        """The environment process ``pid`` started with (``/proc/<pid>/environ``) as a dict, None when it is gone
+        or unreadable. Read-only; later changes the process made to its own environment are not in it."""
+        data = self.proc(pid, 'environ')
+        if data is None:
+            return None
+        env = {}
+        for item in data.split(b'\0'):
+            name, sep, value = item.partition(b'=')
+            if sep and name:
+                env[name.decode('utf-8', 'surrogateescape')] = value.decode('utf-8', 'surrogateescape')
+        return env
+
     def pids(self):
         return sorted(int(n) for n in (self.listdir('/proc') or []) if n.isdigit())
 

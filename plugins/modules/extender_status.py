@@ -47,6 +47,19 @@ description:
     crash loop only from the counter and the state (for example C(NRestarts=2) in
     C(auto-restart) after a start past the change).'
   - Read-only; never changes the node.
+  - 'Proxy: the kube-scheduler calls its extender with Go''s HTTP client, which takes a proxy from its
+    own environment (C(HTTPS_PROXY)/C(https_proxy) for https://, C(HTTP_PROXY)/C(http_proxy) for http://,
+    except for C(localhost), loopback addresses and the hosts C(NO_PROXY)/C(no_proxy) names: C(*), domain
+    suffixes, C(.domain), IP addresses, CIDRs, each with an optional port). The probe reads the
+    environment of the scheduler''s process (the k3s or RKE2 server service''s main process on k3s, the
+    C(kube-scheduler) process on RKE2 and kubeadm; C(/proc/<pid>/environ), which holds the unit''s
+    C(Environment) and C(EnvironmentFile) values), makes the same decision and goes through the same proxy
+    (a C(CONNECT) tunnel for https://, an absolute-URI request for http://). RV(extender_proxy) names it.
+    The module''s own environment is not used.'
+  - 'Progress: with O(wait=true) the action plugin of the same name runs the wait in slices of
+    20 seconds (O(slice_seconds), O(resume)) and prints after each one what the node waits for and for
+    how long, for example C(server-1: waiting 40 s of 1200 s for the extender to answer (...)). The
+    result is the same as one call''s: RV(elapsed) and RV(attempts) count the whole wait.'
 author:
   - baremetal.k3s contributors (@baremetal)
 extends_documentation_fragment:
@@ -122,6 +135,20 @@ options:
     description: Do not verify the extender's certificate (C(tlsConfig.insecure)).
     type: bool
     default: false
+  server_name:
+    description:
+      - The name sent in TLS (SNI) and verified in the extender's certificate instead of the host of O(url)
+        (C(tlsConfig.serverName)).
+    type: str
+  ca_data:
+    description: PEM text of the CA bundle that signed the extender's certificate (C(tlsConfig.caData)), with or instead of O(ca_file).
+    type: str
+  cert_data:
+    description: PEM text of the client certificate (C(tlsConfig.certData)), instead of O(cert_file).
+    type: str
+  key_data:
+    description: PEM text of the client certificate's key (C(tlsConfig.keyData)), instead of O(key_file).
+    type: str
   node_cache_capable:
     description: Send C(NodeNames) instead of a C(NodeList), as the scheduler does for a C(nodeCacheCapable) extender.
     type: bool
@@ -184,6 +211,22 @@ options:
         (C(journalctl) under systemd, C(/var/log/<service>.log) under openrc). V(0) returns none.
     type: int
     default: 20
+  slice_seconds:
+    description:
+      - With O(wait=true), return after about this many seconds when the wait is still going, with
+        RV(waiting) telling what it waits for; a next call with O(resume=RV(waiting)) carries it on.
+      - The action plugin of the same name does this by itself every 20 seconds and prints a line
+        on each return, so that a long wait shows its progress; playbooks need not set it.
+      - V(0) waits in one call until ready, a crash loop, or a timeout.
+    type: float
+    default: 0
+  resume:
+    description:
+      - RV(waiting) of an earlier call that O(slice_seconds) ended, with the seconds already waited
+        (C(elapsed), counted against O(update_timeout) and O(timeout)), the looks made
+        (C(attempts)) and what the crash-loop rule saw so far (C(watch)).
+      - Set by the action plugin of the same name; playbooks need not set it.
+    type: dict
 notes:
   - The node name is the host name in lower case, as k3s and the kubelet use by default; a
     C(--node-name) override is not read.
@@ -295,6 +338,14 @@ extender_http_status:
   returned: always
   type: int
   sample: 200
+extender_proxy:
+  description:
+    - The proxy the probe went through, as the scheduler's environment gives it to Go's HTTP client, without user
+      name and password; V(null) for a direct connection (no proxy variable, C(NO_PROXY), loopback, or no O(url)).
+    - When the extender did not answer through it, RV(msg) says so.
+  returned: always
+  type: str
+  sample: http://proxy.example.com:3128
 extender_error:
   description: What went wrong with the extender (timeout, refused, TLS, non-200 body, the C(Error) field).
   returned: always
@@ -374,6 +425,15 @@ msg:
     crash loop: k3s exited 2 times since the change at 2026-01-13T10:00:00.000000Z and its scheduler never
     became healthy; now: service k3s is activating (auto-restart); kube-scheduler health
     (https://127.0.0.1:10259/healthz): connection refused
+waiting:
+  description:
+    - The wait is still going; O(slice_seconds) ended this call. C(for) says what it waits for, C(limit) its
+      time limit in seconds, C(elapsed) and C(attempts) the seconds and looks so far; give it all back as
+      O(resume) to carry the wait on.
+    - The action plugin of the same name consumes it; a task's result never has it.
+  returned: when O(slice_seconds) ended the call before the wait ended
+  type: dict
+  sample: {"for": "the extender to answer", "limit": 1200.0, "elapsed": 20.4, "attempts": 40, "watch": {}}
 journal:
   description: The service's last log lines (C(journalctl) under systemd, C(/var/log/<service>.log) under openrc), when it is not active or in a crash loop.
   returned: when the service is not active or RV(crash_loop) is true
@@ -402,6 +462,10 @@ ARGUMENT_SPEC = dict(
     cert_file=dict(type='path'),
     key_file=dict(type='path', no_log=False),
     insecure=dict(type='bool', default=False),
+    server_name=dict(type='str'),
+    ca_data=dict(type='str'),
+    cert_data=dict(type='str'),
+    key_data=dict(type='str', no_log=True),
     node_cache_capable=dict(type='bool', default=False),
     http_timeout=dict(type='raw', default=5),
     scheduler_health_url=dict(type='str', default='https://127.0.0.1:10259/healthz'),
@@ -412,6 +476,8 @@ ARGUMENT_SPEC = dict(
     timeout=dict(type='float', default=1200),
     interval=dict(type='float', default=0.5),
     journal_lines=dict(type='int', default=20),
+    slice_seconds=dict(type='float', default=0),
+    resume=dict(type='dict'),
 )
 
 

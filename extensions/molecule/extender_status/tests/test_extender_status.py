@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import sys
+import tempfile
 
 import bk3s_checks as c  # pylint: disable=import-error
 
@@ -101,3 +105,35 @@ def test_config_touched_after_the_restart_is_not_restarted(host):
     r = _status(host)
     assert r['restarted'] is False and r['ready'] is False, r
     assert 'before the change' in r['msg'], r
+
+
+def test_a_long_wait_prints_its_progress(host):
+    """A wait longer than one slice (20 s) prints, while it waits, what it waits for and for how long.
+
+    The extender is down and the wait ends at its 45 s timeout: the ad-hoc run's output has a
+    progress line before the result, and the result is the one of the whole wait.
+    """
+    name = host.ansible.get_variables()['inventory_hostname']
+    args = {'platform': 'k3s', 'service': 'k3s', 'config_path': c.OUR_CONFIG, 'url': c.EXTENDER,
+            'since': 0, 'wait': True, 'timeout': 45, 'interval': 1, 'http_timeout': 2}
+    ansible = os.path.join(os.path.dirname(sys.executable), 'ansible')
+    _extender(host, 'stop')
+    try:
+        with tempfile.TemporaryDirectory() as tree:
+            run = subprocess.run([ansible, '-i', os.environ['MOLECULE_INVENTORY_FILE'], name, '--tree', tree,
+                                  '-m', 'baremetal.k3s.extender_status', '-a', json.dumps(args)],
+                                 capture_output=True, text=True, timeout=600, check=False)
+            with open(os.path.join(tree, name)) as f:
+                result = json.load(f)  # what the task returned, whatever the stdout callback prints
+    finally:
+        _extender(host, 'start')
+    out = run.stdout
+    assert run.returncode == 0, (out, run.stderr)
+    lines = [line for line in out.splitlines() if line.startswith('%s: waiting ' % name)]
+    assert lines, out
+    assert all(' s of 45 s for the extender to answer (extender %s/filter: connection refused' % c.EXTENDER in line
+               for line in lines), lines
+    # the lines came while waiting: before the result
+    assert out.index(lines[-1]) < out.index('%s | SUCCESS' % name), out
+    assert result['ready'] is False and result['msg'].startswith('not ready within timeout (45.0 s)'), result
+    assert 'waiting' not in result and result['attempts'] >= 2, result
