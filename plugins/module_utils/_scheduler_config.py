@@ -1342,6 +1342,9 @@ def edit(before, params, exists=None, isdir=None):
         text = converted
         data = load_strict(text)
     version = check_document(data, kubernetes_version)
+    if state == 'converted':  # only the conversion (a Kubernetes upgrade): the extenders stay as they are
+        result.update(api_version='%s/%s' % (GROUP, version), extenders=extender_urls(data))
+        return _finish(result, before, text, kubernetes_version, files) if converted is not None else result
     if params.get('api_version') not in (None, 'auto') and params['api_version'] != version:
         raise SchedulerConfigError(
             'the file uses %s/%s but api_version is %s; this module does not convert files between versions. '
@@ -1400,7 +1403,7 @@ def _text_before(before, params, state, result):
             raise SchedulerConfigError('the file is not UTF-8 text; fix or remove it')
     version = resolve_api_version(params.get('api_version'), params.get('kubernetes_version'))
     result.update(api_version='%s/%s' % (GROUP, version), extenders=[])
-    if state == 'absent':
+    if state in ('absent', 'converted'):
         return None
     kubeconfig = params.get('kubeconfig')
     if not kubeconfig:

@@ -48,8 +48,11 @@ options:
     description:
       - V(present) adds or updates the extender; V(absent) removes only that extender (found by O(name), else by
         O(extender.url_prefix)), and an C(extenders) key this module added for it.
+      - "V(converted) only converts the file to C(v1) when O(kubernetes_version) no longer reads its apiVersion (with
+        O(convert_api_version=true)), and changes nothing else - for a Kubernetes upgrade, before the scheduler restarts
+        on the new version. O(extender) is not needed then; a missing file is left missing."
     type: str
-    choices: [present, absent]
+    choices: [present, absent, converted]
     default: present
   name:
     description:
@@ -61,8 +64,8 @@ options:
     description:
       - Our extender. Rendered to the camelCase fields of the KubeSchedulerConfiguration C(extenders) list.
       - Options left unset (or empty - V(''), V([]), V({})) are not written.
+      - Required unless O(state=converted).
     type: dict
-    required: true
     suboptions:
       url_prefix:
         description:
@@ -239,6 +242,13 @@ EXAMPLES = r'''
     convert_api_version: true
   register: scheduler_config
 
+- name: Upgrading to Kubernetes 1.30, only convert the file (the extenders stay as they are)
+  baremetal.k3s.scheduler_config:
+    path: /etc/rancher/k3s/kube-scheduler/config.yaml
+    state: converted
+    kubernetes_version: v1.30.6+k3s1
+    convert_api_version: true
+
 - name: Remove it again (other extenders stay)
   baremetal.k3s.scheduler_config:
     path: /etc/rancher/k3s/kube-scheduler/config.yaml
@@ -359,9 +369,9 @@ EXTENDER_SPEC = dict(
 )
 ARGUMENT_SPEC = dict(
     path=dict(type='path', required=True),
-    state=dict(type='str', default='present', choices=['present', 'absent']),
+    state=dict(type='str', default='present', choices=['present', 'absent', 'converted']),
     name=dict(type='str', default=sc.DEFAULT_NAME),
-    extender=dict(type='dict', required=True, options=EXTENDER_SPEC),
+    extender=dict(type='dict', options=EXTENDER_SPEC),
     api_version=dict(type='str', default='auto', choices=['auto', 'v1', 'v1beta3', 'v1beta2', 'v1beta1']),
     kubernetes_version=dict(type='str'),
     convert_api_version=dict(type='bool', default=False),
@@ -373,7 +383,8 @@ ARGUMENT_SPEC = dict(
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
+                           required_if=[('state', 'present', ('extender',)), ('state', 'absent', ('extender',))])
     params = module.params
     if not sc.HAS_YAML:
         module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sc.YAML_IMPORT_ERROR))

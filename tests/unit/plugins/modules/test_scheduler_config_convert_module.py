@@ -125,3 +125,32 @@ def test_state_absent_converts_too(files):
     assert result['changed'] and result['conversion']['to'] == GROUP + '/v1'
     assert yaml.safe_load(files.read(PATH))['extenders'] == [{'urlPrefix': 'http://gpu-share:12345', 'filterVerb': 'filter'}]
     assert files.read(result['files'][0]['backup_file']).decode() == V1BETA3
+
+
+def test_state_converted_converts_only_and_needs_no_extender(files):
+    only = {'path': PATH, 'state': 'converted', 'kubernetes_version': 'v1.30.6+k3s1', 'backup_dir': BACKUPS,
+            'convert_api_version': True}
+    result = module_ok(scheduler_config, only)
+    assert result['changed'] and result['conversion']['from'] == GROUP + '/v1beta3'
+    assert result['extenders'] == ['http://gpu-share:12345']
+    assert files.read(result['files'][0]['backup_file']).decode() == V1BETA3
+    text = files.read(PATH).decode()
+    # the removed item's comment stays, on the emptied list's line
+    expected = V1BETA3.replace('/v1beta3', '/v1')
+    expected = expected.replace('      disabled:\n      - name: GCEPDLimits  # not on GCE\n', '      disabled: []  # not on GCE\n')
+    assert text == expected
+    again = module_ok(scheduler_config, only)
+    assert not again['changed'] and again['files'] == []
+    # the same without the option: refused, as any run
+    files.write(PATH, V1BETA3)
+    assert 'no longer accepts' in module_fail(scheduler_config, dict(only, convert_api_version=False))
+    # no file: nothing to convert, nothing created
+    files.unlink(PATH)
+    result = module_ok(scheduler_config, only)
+    assert not result['changed'] and not files.exists(PATH)
+
+
+def test_extender_still_required_to_add_or_remove(files):
+    msg = module_fail(scheduler_config, {'path': PATH, 'kubernetes_version': 'v1.30.6+k3s1'})
+    assert msg == 'state is present but all of the following are missing: extender', msg
+    assert files.read(PATH).decode() == V1BETA3
