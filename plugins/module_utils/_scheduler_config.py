@@ -958,6 +958,219 @@ def check_document(data, kubernetes_version=None):
     return version
 
 
+# ---------------------------------------------------------------- conversion to v1
+# The apiVersions converted to v1 when the target kube-scheduler no longer reads them (v1beta1 is not: its plugins
+# and args changed too much for a faithful rewrite).
+CONVERTIBLE = ('v1beta2', 'v1beta3')
+
+# In-tree plugins kube-scheduler's v1 API no longer has, and what replaces each. Enabling one (or configuring it)
+# has no v1 form; disabling one is dropped, as v1 has nothing to disable.
+_REMOVED_PLUGINS = {
+    'SelectorSpread': 'invalid in v1 (removed in Kubernetes 1.27); PodTopologySpread with its system default constraints '
+                      '(defaultingType: System, on by default) spreads pods the same way: remove it from the list',
+    'NodePreferAvoidPods': 'removed in Kubernetes 1.24 (the node annotation it read is no longer honoured): remove it '
+                           'from the list',
+    'EBSLimits': 'invalid in v1 (in-tree volume limits, removed with CSI migration); NodeVolumeLimits counts these volumes '
+                 'through their CSI driver: remove it from the list',
+    'GCEPDLimits': 'invalid in v1 (in-tree volume limits, removed with CSI migration); NodeVolumeLimits counts these '
+                   'volumes through their CSI driver: remove it from the list',
+    'AzureDiskLimits': 'invalid in v1 (in-tree volume limits, removed with CSI migration); NodeVolumeLimits counts these '
+                       'volumes through their CSI driver: remove it from the list',
+    'CinderLimits': 'invalid in v1 (in-tree volume limits, removed with CSI migration); NodeVolumeLimits counts these '
+                    'volumes through their CSI driver: remove it from the list',
+}
+
+# v1beta2's default score weights that v1beta3 and v1 raised (v1beta2: all 1; PodTopologySpread stayed 2). A v1beta2
+# profile that leaves them at their default keeps v1beta2's weight in the converted file, pinned in multiPoint.
+_V1BETA2_CHANGED_WEIGHTS = (('TaintToleration', 1, 3), ('NodeAffinity', 1, 2), ('InterPodAffinity', 1, 2))
+
+# v1beta2's insecure serving addresses: gone in v1beta3 and v1 (kube-scheduler 1.23 and later serve health and metrics
+# only on the secure port). kube-scheduler 1.23 to 1.27 accepted them only empty or with port 0 (serving nothing).
+_V1BETA2_ADDRESS_FIELDS = ('healthzBindAddress', 'metricsBindAddress')
+
+
+def needs_conversion(data, kubernetes_version):
+    """The short apiVersion to convert from, when ``data`` is a KubeSchedulerConfiguration of a version the target
+    (``kubernetes_version``) no longer reads and this module can convert to v1, which it reads; else None."""
+    if not kubernetes_version or not isinstance(data, dict) or data.get('kind') != KIND:
+        return None
+    version = short_version(data.get('apiVersion'))
+    if version not in CONVERTIBLE:
+        return None
+    accepted = accepted_versions(parse_kubernetes_version(kubernetes_version)[1])
+    if version in accepted or 'v1' not in accepted:
+        return None
+    return version
+
+
+def would_convert(before, kubernetes_version):
+    """Whether the file's bytes ``before`` (None: no file) would be converted to v1 for ``kubernetes_version``.
+
+    A quick look that never raises (a file that cannot be read is refused later, by ``plan``)."""
+    if before is None or not kubernetes_version:
+        return False
+    try:
+        return needs_conversion(load_strict(before.decode('utf-8')), kubernetes_version) is not None
+    except (SchedulerConfigError, UnicodeDecodeError):
+        return False
+
+
+def _address_port_zero(value):
+    """True for "" and "host:0" (what kube-scheduler 1.23-1.27 still accepted: nothing served)."""
+    if value == '':
+        return True
+    host, sep, port = value.rpartition(':')
+    return bool(sep) and port == '0'
+
+
+def _profile_paths(data):
+    """(index, profile) of every profile in the document (none when ``profiles`` is absent, null or empty)."""
+    profiles = data.get('profiles')
+    return list(enumerate(profiles)) if isinstance(profiles, list) else []
+
+
+def _conversion_refusals(data, version):
+    """What has no faithful v1 form, each naming its path and what to do."""
+    errs = []
+    for field in _V1BETA2_ADDRESS_FIELDS if version == 'v1beta2' else ():
+        value = data.get(field)
+        if isinstance(value, str) and not _address_port_zero(value):
+            errs.append('%s: %s serves health or metrics on an insecure port, which kube-scheduler 1.23 and later no longer '
+                        'has (v1 has no such field); remove the key (health and metrics are served on the secure port, '
+                        'flags --bind-address and --secure-port), then run again' % (field, _q(value)))
+    for i, profile in _profile_paths(data):
+        plugins = profile.get('plugins') if isinstance(profile, dict) else None
+        for point in schema.EXTENSION_POINTS[version]:
+            pset = plugins.get(point) if isinstance(plugins, dict) else None
+            enabled = pset.get('enabled') if isinstance(pset, dict) else None
+            for j, plugin in enumerate(enabled if isinstance(enabled, list) else []):
+                pname = plugin.get('name') if isinstance(plugin, dict) else None
+                if pname in _REMOVED_PLUGINS:
+                    errs.append('profiles[%d].plugins.%s.enabled[%d]: plugin "%s" has no v1 form: %s'
+                                % (i, point, j, pname, _REMOVED_PLUGINS[pname]))
+        configs = profile.get('pluginConfig') if isinstance(profile, dict) else None
+        for j, pc in enumerate(configs if isinstance(configs, list) else []):
+            pname = pc.get('name') if isinstance(pc, dict) else None
+            if pname in _REMOVED_PLUGINS:
+                errs.append('profiles[%d].pluginConfig[%d]: configuration of plugin "%s" has no v1 form: %s, and its '
+                            'pluginConfig entry' % (i, j, pname, _REMOVED_PLUGINS[pname]))
+    return errs
+
+
+def _score_default_kept(plugins, pname):
+    """Whether a v1beta2 profile's ``plugins`` leave the default score plugin ``pname`` at its default weight."""
+    score = plugins.get('score') if isinstance(plugins, dict) else None
+    if not isinstance(score, dict):
+        return True
+    disabled = {p.get('name') for p in score.get('disabled') or [] if isinstance(p, dict)}
+    enabled = {p.get('name') for p in score.get('enabled') or [] if isinstance(p, dict)}
+    return '*' not in disabled and pname not in disabled and pname not in enabled
+
+
+def _pins(plugins):
+    """The multiPoint entries that keep v1beta2's default score weights, and the change texts."""
+    pins = []
+    for pname, old, new in _V1BETA2_CHANGED_WEIGHTS:
+        if _score_default_kept(plugins, pname):
+            pins.append((pname, old, new))
+    return pins
+
+
+def _pin_text(where, pins):
+    return '%s: score weights kept as v1beta2 gave them by default (%s), pinned in plugins.multiPoint.enabled' % (
+        where, ', '.join('%s %d, v1 default %d' % p for p in pins))
+
+
+PIN_COMMENT = '# baremetal.k3s: score weights kept from v1beta2 (v1 raised the defaults of TaintToleration, NodeAffinity, InterPodAffinity)'
+
+
+def _pin_profile(doc, data, pins_of):
+    """Add the multiPoint pins of every profile (a profile for the default scheduler when the file has none)."""
+    changes = []
+    profiles = data.get('profiles')
+    if not isinstance(profiles, list) or not profiles:
+        pins = pins_of({})
+        entry = [{'name': n, 'weight': w} for n, w, _new in pins]
+        profile = {'schedulerName': 'default-scheduler', 'plugins': {'multiPoint': {'enabled': entry}}}
+        if profiles is None and doc.find('profiles') is None:
+            _edit(doc.add_key, (), 'profiles', [profile], comment=PIN_COMMENT if doc.accepts_comment(()) else None)
+        elif profiles is None:
+            _edit(doc.replace, ('profiles',), [profile])
+        else:
+            _edit(doc.append, ('profiles',), profile)
+        changes.append(_pin_text('profiles[0] (added: the file had none, so the default scheduler\'s profile)', pins))
+        return changes
+    for i, profile in enumerate(profiles):
+        plugins = profile.get('plugins') if isinstance(profile, dict) else None
+        pins = pins_of(plugins or {})
+        if not pins:
+            continue
+        entry = [{'name': n, 'weight': w} for n, w, _new in pins]
+        ppath = ('profiles', i)
+        if plugins is None:
+            if doc.find(ppath + ('plugins',)) is None:
+                _edit(doc.add_key, ppath, 'plugins', {'multiPoint': {'enabled': entry}},
+                      comment=PIN_COMMENT if doc.accepts_comment(ppath) else None)
+            else:
+                _edit(doc.replace, ppath + ('plugins',), {'multiPoint': {'enabled': entry}})
+        else:
+            _edit(doc.add_key, ppath + ('plugins',), 'multiPoint', {'enabled': entry},
+                  comment=PIN_COMMENT if doc.accepts_comment(ppath + ('plugins',)) else None)
+        changes.append(_pin_text('profiles[%d]' % i, pins))
+    return changes
+
+
+def convert_to_v1(text, name='the file'):
+    """A v1beta2 or v1beta3 document's text turned into v1, editing only what changed between the versions.
+
+    Returns (new text, short version converted from, [change texts]). Raises SchedulerConfigError naming every field
+    or plugin without a faithful v1 form. The input must be a valid document of its own version.
+    """
+    data = load_strict(text, name)
+    check_document(data)
+    version = short_version(data.get('apiVersion'))
+    if version not in CONVERTIBLE:
+        raise SchedulerConfigError('the file uses %s/%s; only %s are converted to v1' % (GROUP, version, ' and '.join(CONVERTIBLE)))
+    errors = validate_data(data, version, check_files=False)
+    if errors:
+        raise SchedulerConfigError('the file is not a valid %s/%s config, so it is not converted to v1: %s; fix it first'
+                                   % (GROUP, version, '; '.join(errors)), errors)
+    refusals = _conversion_refusals(data, version)
+    if refusals:
+        raise SchedulerConfigError('the file uses %s/%s, and converting it to v1 would change what the scheduler does: %s'
+                                   % (GROUP, version, '; '.join(refusals)), refusals)
+    doc = _edit(yamledit.Document, text, name=name)
+    changes = ['apiVersion: %s/%s -> %s/v1' % (GROUP, version, GROUP)]
+    _edit(doc.replace, ('apiVersion',), '%s/v1' % GROUP)
+    if version == 'v1beta2':
+        for field in _V1BETA2_ADDRESS_FIELDS:
+            if field in data:
+                _edit(doc.remove, (field,))
+                changes.append('%s: %s removed (v1 has no insecure serving; that value served nothing)'
+                               % (field, _q(data[field]) if data[field] is not None else 'null'))
+    for i, profile in _profile_paths(data):
+        if not isinstance(profile, dict):
+            continue
+        plugins = profile.get('plugins')
+        for point in schema.EXTENSION_POINTS[version] if isinstance(plugins, dict) else ():
+            pset = plugins.get(point)
+            disabled = pset.get('disabled') if isinstance(pset, dict) else None
+            for j in reversed(range(len(disabled) if isinstance(disabled, list) else 0)):
+                pname = disabled[j].get('name') if isinstance(disabled[j], dict) else None
+                if pname in _REMOVED_PLUGINS:
+                    _edit(doc.remove, ('profiles', i, 'plugins', point, 'disabled', j))
+                    changes.append('profiles[%d].plugins.%s.disabled[%d]: "%s" removed (the plugin does not exist in v1, '
+                                   'so there is nothing to disable)' % (i, point, j, pname))
+        for j, pc in enumerate(profile.get('pluginConfig') or []):
+            args = pc.get('args') if isinstance(pc, dict) else None
+            if isinstance(args, dict) and args.get('apiVersion') == '%s/%s' % (GROUP, version):
+                _edit(doc.replace, ('profiles', i, 'pluginConfig', j, 'args', 'apiVersion'), '%s/v1' % GROUP)
+                changes.append('profiles[%d].pluginConfig[%d].args.apiVersion: %s/%s -> %s/v1' % (i, j, GROUP, version, GROUP))
+    if version == 'v1beta2':
+        changes.extend(_pin_profile(doc, load_strict(doc.text, name), _pins))
+    return doc.text, version, changes
+
+
 def validate_text(text, kubernetes_version=None, check_files=True, exists=None, isdir=None):
     """Everything: YAML, kind, apiVersion, strict decoding, rules. Returns (short version, errors).
 
@@ -1124,7 +1337,14 @@ def edit(before, params, exists=None, isdir=None):
     if text is None:
         return result
     data = load_strict(text)
+    converted = _convert(text, data, params, result)
+    if converted is not None:
+        text = converted
+        data = load_strict(text)
     version = check_document(data, kubernetes_version)
+    if state == 'converted':  # only the conversion (a Kubernetes upgrade): the extenders stay as they are
+        result.update(api_version='%s/%s' % (GROUP, version), extenders=extender_urls(data))
+        return _finish(result, before, text, kubernetes_version, files) if converted is not None else result
     if params.get('api_version') not in (None, 'auto') and params['api_version'] != version:
         raise SchedulerConfigError(
             'the file uses %s/%s but api_version is %s; this module does not convert files between versions. '
@@ -1143,11 +1363,31 @@ def edit(before, params, exists=None, isdir=None):
     else:
         if index is None:
             result['extenders'] = extender_urls(data)
-            return result
+            return _finish(result, before, text, kubernetes_version, files) if converted is not None else result
         if _take_ours(doc, name, index, how):
             result.update(after=None, changed=True, removed=True, extenders=[], exists=False)
             return result
     return _finish(result, before, doc.text, kubernetes_version, files)
+
+
+def _convert(text, data, params, result):
+    """The file's text converted to v1 when the target scheduler no longer reads its apiVersion and
+    ``convert_api_version`` allows it (None otherwise); ``result['conversion']`` says what changed."""
+    if not params.get('convert_api_version') or params.get('api_version') not in (None, 'auto', 'v1'):
+        return None
+    version = needs_conversion(data, params.get('kubernetes_version'))
+    if version is None:
+        return None
+    try:
+        new_text, version, changes = convert_to_v1(text, name=params.get('path') or 'the file')
+    except SchedulerConfigError as e:
+        minor = parse_kubernetes_version(params['kubernetes_version'])[1]
+        raise SchedulerConfigError(
+            'the file uses %s/%s, which kube-scheduler 1.%d no longer accepts, and it cannot be converted to %s/v1 '
+            '(nothing was changed): %s'
+            % (GROUP, version, minor, GROUP, e.msg), e.errors)
+    result['conversion'] = {'from': '%s/%s' % (GROUP, version), 'to': '%s/v1' % GROUP, 'changes': changes}
+    return new_text
 
 
 def _no_node(path):
@@ -1163,7 +1403,7 @@ def _text_before(before, params, state, result):
             raise SchedulerConfigError('the file is not UTF-8 text; fix or remove it')
     version = resolve_api_version(params.get('api_version'), params.get('kubernetes_version'))
     result.update(api_version='%s/%s' % (GROUP, version), extenders=[])
-    if state == 'absent':
+    if state in ('absent', 'converted'):
         return None
     kubeconfig = params.get('kubeconfig')
     if not kubeconfig:
@@ -1240,7 +1480,13 @@ def plan(view, params):
     result.pop('changed')
     result['path'] = path
     result['name'] = params.get('name') or DEFAULT_NAME
-    return Plan([change], result)
+    warnings = []
+    conversion = result.get('conversion')
+    if conversion:
+        warnings.append('%s: converted from %s to %s, as kube-scheduler %s no longer reads %s (the previous file is kept as '
+                        'the backup): %s' % (path, conversion['from'], conversion['to'], params.get('kubernetes_version'),
+                                             conversion['from'], '; '.join(conversion['changes'])))
+    return Plan([change], result, warnings)
 
 
 def _final_check(text, kubernetes_version, files):

@@ -48,8 +48,11 @@ options:
     description:
       - V(present) adds or updates the extender; V(absent) removes only that extender (found by O(name), else by
         O(extender.url_prefix)), and an C(extenders) key this module added for it.
+      - "V(converted) only converts the file to C(v1) when O(kubernetes_version) no longer reads its apiVersion (with
+        O(convert_api_version=true)), and changes nothing else - for a Kubernetes upgrade, before the scheduler restarts
+        on the new version. O(extender) is not needed then; a missing file is left missing."
     type: str
-    choices: [present, absent]
+    choices: [present, absent, converted]
     default: present
   name:
     description:
@@ -61,8 +64,8 @@ options:
     description:
       - Our extender. Rendered to the camelCase fields of the KubeSchedulerConfiguration C(extenders) list.
       - Options left unset (or empty - V(''), V([]), V({})) are not written.
+      - Required unless O(state=converted).
     type: dict
-    required: true
     suboptions:
       url_prefix:
         description:
@@ -141,7 +144,8 @@ options:
     description:
       - The apiVersion (C(kubescheduler.config.k8s.io/...)) of a new file.
       - V(auto) picks the newest version that O(kubernetes_version) accepts, V(v1) without it.
-      - An existing file keeps its version; a different explicit value is an error (this module does not convert files).
+      - An existing file keeps its version, unless O(convert_api_version) converts it to C(v1); a different explicit value
+        is an error.
     type: str
     choices: [auto, v1, v1beta3, v1beta2, v1beta1]
     default: auto
@@ -149,8 +153,32 @@ options:
     description:
       - The version of the scheduler binary (C(k3s --version), C(rke2 --version), the kube-scheduler image tag), not the API
         server's. Forms like V(v1.31.4+k3s1), V(v1.29.3+rke2r1) or V(1.30) are accepted.
-      - An existing file whose apiVersion this version no longer accepts is refused, naming the version to move to.
+      - An existing file whose apiVersion this version no longer accepts is converted to C(v1) (O(convert_api_version)), or
+        refused, naming the version to move to.
     type: str
+  convert_api_version:
+    description:
+      - "When O(kubernetes_version) no longer reads the existing file's apiVersion (C(v1beta2) after Kubernetes 1.27,
+        C(v1beta3) after 1.28), convert the file to C(kubescheduler.config.k8s.io/v1) before the extender change, as
+        part of the same write: for a Kubernetes upgrade, before the scheduler restarts on the new version."
+      - "The conversion edits only what changed between the versions and keeps every other byte (comments, order,
+        the operator's fields): the apiVersion, and C(args.apiVersion) of each C(pluginConfig); from C(v1beta2) the
+        C(healthzBindAddress) and C(metricsBindAddress) keys (accepted only empty or with port 0 since Kubernetes
+        1.23, so they served nothing) are removed, and the score weights C(v1beta2) gave by default and C(v1) raised
+        (C(TaintToleration) 1, now 3; C(NodeAffinity) 1, now 2; C(InterPodAffinity) 1, now 2) are pinned in the
+        profile's C(plugins.multiPoint.enabled), so the scheduler ranks nodes as before; a C(disabled) entry of a
+        plugin C(v1) no longer has (C(SelectorSpread), C(NodePreferAvoidPods), C(EBSLimits), C(GCEPDLimits),
+        C(AzureDiskLimits), C(CinderLimits)) is removed."
+      - "What has no faithful C(v1) form is refused, naming its place in the file and what to do, and nothing is
+        changed: such a plugin enabled or configured, or an insecure serving address with a port."
+      - The previous file is always kept as the backup (in O(backup_dir), returned in RV(files)), also when O(backup)
+        is false, so that module M(baremetal.k3s.rollback) can put it back. The result's RV(conversion) and a warning
+        list the changes; check mode and diff mode show them.
+      - With V(false) (the default, as this rewrites a file the operator may own), such a file is refused, naming the
+        version to move to. The role C(baremetal.k3s.scheduler_extender) turns it on (its variable
+        C(scheduler_extender_convert_api_version)).
+    type: bool
+    default: false
   kubeconfig:
     description:
       - C(clientConnection.kubeconfig) of a new file; required when the file does not exist, and must exist on the node.
@@ -179,6 +207,10 @@ notes:
     feature-gated fields (C(percentageOfPlacementsToScore), the C(placement*) and C(podGroupPostFilter) extension points,
     C(VolumeBindingArgs.shape), C(DynamicResourcesArgs.bindingTimeout)); enabling an in-tree plugin at an extension point
     this module does not know it implements."
+  - "The conversion (O(convert_api_version)) is tested against real kube-scheduler binaries: the old file as kube-scheduler
+    1.27 reads it and the converted file as 1.36 reads it give the same plugins and score weights, except for what the
+    Kubernetes versions themselves changed (the in-tree volume limit plugins gone, new default plugins such as
+    C(DynamicResources) and C(NodeDeclaredFeatures))."
   - Kubernetes v1.36 is the reference for the C(v1) rules; C(v1beta1), C(v1beta2) and C(v1beta3) are checked for their fields,
     types and the shared validation rules, without the per-plugin extension-point checks.
 seealso:
@@ -199,6 +231,23 @@ EXAMPLES = r'''
       http_timeout: 15s
       ignorable: true
     backup: true
+
+- name: Before restarting on Kubernetes 1.30, convert a v1beta3 file to v1 (the old file kept as the backup)
+  baremetal.k3s.scheduler_config:
+    path: /etc/rancher/k3s/kube-scheduler/config.yaml
+    kubernetes_version: v1.30.6+k3s1
+    extender:
+      url_prefix: http://127.0.0.1:8889
+      filter_verb: filter
+    convert_api_version: true
+  register: scheduler_config
+
+- name: Upgrading to Kubernetes 1.30, only convert the file (the extenders stay as they are)
+  baremetal.k3s.scheduler_config:
+    path: /etc/rancher/k3s/kube-scheduler/config.yaml
+    state: converted
+    kubernetes_version: v1.30.6+k3s1
+    convert_api_version: true
 
 - name: Remove it again (other extenders stay)
   baremetal.k3s.scheduler_config:
@@ -252,9 +301,28 @@ files:
   type: list
   elements: dict
   sample: [{path: /etc/rancher/k3s/kube-scheduler/config.yaml, action: created, backup_file: null}]
+conversion:
+  description:
+    - The conversion of the existing file to C(v1) (O(convert_api_version)), made or (in check mode) planned.
+  returned: when the file was converted
+  type: dict
+  contains:
+    from:
+      description: The file's apiVersion before.
+      type: str
+      sample: kubescheduler.config.k8s.io/v1beta3
+    to:
+      description: The apiVersion written.
+      type: str
+      sample: kubescheduler.config.k8s.io/v1
+    changes:
+      description: Each change made, with its place in the file.
+      type: list
+      elements: str
+      sample: ["apiVersion: kubescheduler.config.k8s.io/v1beta3 -> kubescheduler.config.k8s.io/v1"]
 backup_file:
   description: The backup of the previous file.
-  returned: when O(backup=true) and the file changed
+  returned: when O(backup=true) or the file was converted, and the file changed
   type: str
   sample: /var/backups/baremetal-k3s/config.yaml.4242.2026-01-01@12:00:00~
 diff:
@@ -301,11 +369,12 @@ EXTENDER_SPEC = dict(
 )
 ARGUMENT_SPEC = dict(
     path=dict(type='path', required=True),
-    state=dict(type='str', default='present', choices=['present', 'absent']),
+    state=dict(type='str', default='present', choices=['present', 'absent', 'converted']),
     name=dict(type='str', default=sc.DEFAULT_NAME),
-    extender=dict(type='dict', required=True, options=EXTENDER_SPEC),
+    extender=dict(type='dict', options=EXTENDER_SPEC),
     api_version=dict(type='str', default='auto', choices=['auto', 'v1', 'v1beta3', 'v1beta2', 'v1beta1']),
     kubernetes_version=dict(type='str'),
+    convert_api_version=dict(type='bool', default=False),
     kubeconfig=dict(type='path'),
     leader_elect=dict(type='bool', default=True),
     backup=dict(type='bool', default=False),
@@ -314,20 +383,41 @@ ARGUMENT_SPEC = dict(
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
+                           required_if=[('state', 'present', ('extender',)), ('state', 'absent', ('extender',))])
     params = module.params
     if not sc.HAS_YAML:
         module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sc.YAML_IMPORT_ERROR))
     view = _io.node_view(module)
-    if params['backup'] and sp.in_static_pod_dir(params['backup_dir'], view=view):
+    # A file converted to v1 is always backed up: the backup is what a rollback puts back.
+    backup = params['backup'] or (params['convert_api_version'] and _would_convert(view, params))
+    if backup and sp.in_static_pod_dir(params['backup_dir'], view=view):
         module.fail_json(msg='backup_dir %s is inside a static-pod manifest directory, where the kubelet reads every file; '
                              'choose another directory, for example /var/backups/baremetal-k3s' % params['backup_dir'])
+
+    def planned():
+        plan = sc.plan(view, params)
+        if plan.facts.get('conversion') and not backup:
+            raise PlanError('%s changed while this run looked at it (it now needs converting to v1, which is done only with '
+                            'a backup); nothing was changed. Run again.' % params['path'])
+        return plan
+
     try:
-        result = _io.locked_apply(module, lambda: sc.plan(view, params), paths=[params['path']],
-                                  backup=params['backup'], backup_dir=params['backup_dir'])
+        result = _io.locked_apply(module, planned, paths=[params['path']], backup=backup, backup_dir=params['backup_dir'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, path=params['path'], **getattr(e, 'details', {}))
     module.exit_json(**result)
+
+
+def _would_convert(view, params):
+    path = params['path']
+    if not path or not path.startswith('/') or view.isdir(path):
+        return False  # refused by the plan
+    try:
+        before = view.read(path)
+    except (OSError, ValueError):
+        return False  # the plan reads it again and says why it cannot
+    return sc.would_convert(before, params['kubernetes_version'])
 
 
 if __name__ == '__main__':

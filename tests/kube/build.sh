@@ -6,6 +6,8 @@
 #         kube-scheduler, kubectl (the real Kubernetes v1.36.3 commands)
 #   kine  github.com/k3s-io/kine v0.17.5 (separate module: tests/kube/kine),
 #         linked statically so that it runs in the static-pod sandbox too
+#   kube-scheduler-1.27  the real kube-scheduler v1.27.16 (separate module: tests/kube/scheduler127),
+#         a second scheduler that still reads the v1beta2 and v1beta3 configs v1.36 refuses
 # <key> = sha256 over go.mod, go.sum and every .go file under tests/kube (and
 # this script, which holds the build flags). A complete dir is reused.
 # The last line of stdout is the directory.
@@ -45,6 +47,7 @@ go_pin_root=$cache/go/go$go_pin
 
 # The newest go/toolchain line of the modules built here ("go 1.26.5", "toolchain go1.26.8").
 go_need=$(sed -nE 's/^(go|toolchain)[[:space:]]+(go)?([0-9][^[:space:]]*).*/\3/p' "$here/go.mod" "$here/kine/go.mod" \
+  "$here/scheduler127/go.mod" \
   | sort -V | tail -n 1)
 [[ -n $go_need ]] || { echo "kube parts: no go line in $here/go.mod" >&2; exit 1; }
 
@@ -189,7 +192,7 @@ key=$(
 )
 out=$cache_root/$key
 
-complete() { [[ -f $1/.complete && -x $1/k3s && -x $1/kine ]]; }
+complete() { [[ -f $1/.complete && -x $1/k3s && -x $1/kine && -x $1/kube-scheduler-1.27 ]]; }
 
 if complete "$out"; then
   echo "kube parts: reused $out"
@@ -222,15 +225,26 @@ k3s_pid=$!
     -ldflags="-s -w -linkmode external -extldflags -static -X github.com/k3s-io/kine/pkg/version.Version=v0.17.5 -X github.com/k3s-io/kine/pkg/version.GitCommit=upstream" \
     -o "$tmp/kine" . ) >"$tmp/kine.log" 2>&1 &
 kine_pid=$!
+# The second scheduler: pure Go, static, version-stamped as the release it is.
+old_sched_flags=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  old_sched_flags+=" -X $pkg.gitVersion=v1.27.16 -X $pkg.gitMajor=1 -X $pkg.gitMinor=27 -X $pkg.gitTreeState=clean"
+done
+( cd "$here/scheduler127" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags="-s -w$old_sched_flags" -o "$tmp/kube-scheduler-1.27" . ) \
+  >"$tmp/scheduler127.log" 2>&1 &
+old_sched_pid=$!
 
 rc=0
 wait "$k3s_pid" || { rc=1; echo "kube parts: building k3s (tests/kube/cmd/k3s) failed:" >&2; cat "$tmp/k3s.log" >&2; }
 wait "$kine_pid" || { rc=1; echo "kube parts: building kine (tests/kube/kine) failed:" >&2; cat "$tmp/kine.log" >&2; }
+wait "$old_sched_pid" || { rc=1; echo "kube parts: building kube-scheduler-1.27 (tests/kube/scheduler127) failed:" >&2
+  cat "$tmp/scheduler127.log" >&2; }
 if (( rc != 0 )); then exit 1; fi
-rm -f "$tmp/k3s.log" "$tmp/kine.log"
+rm -f "$tmp/k3s.log" "$tmp/kine.log" "$tmp/scheduler127.log"
 
 "$tmp/k3s" --version >/dev/null || { echo "kube parts: built k3s does not run" >&2; exit 1; }
 "$tmp/kine" --version >/dev/null || { echo "kube parts: built kine does not run" >&2; exit 1; }
+"$tmp/kube-scheduler-1.27" --version >/dev/null || { echo "kube parts: built kube-scheduler-1.27 does not run" >&2; exit 1; }
 touch "$tmp/.complete"
 chmod 0755 "$tmp"
 
@@ -244,7 +258,7 @@ trap - EXIT
 rm -rf "$tmp"
 
 echo "kube parts: built in $((SECONDS - start))s"
-for b in k3s kine; do
-  printf 'kube parts:   %-5s %s bytes (%s)\n' "$b" "$(stat -c %s "$out/$b")" "$(du -h "$out/$b" | cut -f1)"
+for b in k3s kine kube-scheduler-1.27; do
+  printf 'kube parts:   %-19s %s bytes (%s)\n' "$b" "$(stat -c %s "$out/$b")" "$(du -h "$out/$b" | cut -f1)"
 done
 echo "$out"
