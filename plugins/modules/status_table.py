@@ -16,9 +16,9 @@ description:
     printed it (O(configmap)), into one report.
   - 'Prints the report on the controller as plain lines no wider than 120 columns: a table with one line per server
     (node, platform, scheduler start and change time in UTC, restarted, extender reachable, ready, listed in the
-    readiness ConfigMap, drifted), the reason each server that is not ready gives, each drift with its cause, the
-    readiness ConfigMap''s entries, and a summary line (C(N of M servers ready), C(; K drifted)). Yes and no are written out, unknown values are C(-), and a cell too long to
-    fit (a long node name) is cut with an ellipsis.'
+    readiness ConfigMap), the reason each server that is not ready gives, each drift with its cause, the readiness
+    ConfigMap''s entries, and a summary line (C(N of M servers ready), C(; K drifted)). Yes and no are written out,
+    unknown values are C(-), and a cell too long to fit (a long node name) is cut with an ellipsis.'
   - With O(json_path), writes the same report as JSON to that file on the controller, replacing it atomically.
   - Returns the same report.
   - This is an action plugin; it runs on the controller and sends nothing to the hosts. Run it once, on C(localhost).

@@ -243,9 +243,9 @@ def drift(files_drift, status, name, readiness, readiness_expected=True):
     found = [{'cause': str(d.get('cause', '')), 'detail': one_line(d.get('detail', ''))}
              for d in files_drift if isinstance(d, dict)]
     if status.get('restarted') is False and status.get('changed_at'):
+        started, changed = compact_time(status.get('scheduler_started_at')), compact_time(status.get('changed_at'))
         found.append({'cause': 'restart', 'detail': 'the scheduler started at %s, before its files changed at %s: it '
-                      'does not run with them until a restart' % (compact_time(status.get('scheduler_started_at')),
-                                                                   compact_time(status.get('changed_at')))})
+                      'does not run with them until a restart' % (started, changed)})
     if readiness_expected and not readiness['error']:
         where = '%s/%s' % (readiness['namespace'], readiness['name'])
         entries = [n for n in readiness['nodes'] if n['node_name'] == name]
