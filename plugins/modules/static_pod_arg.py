@@ -114,14 +114,9 @@ options:
     type: path
     default: /var/backups/baremetal-k3s
 notes:
-  - "C(kubeadm upgrade) regenerates the manifest from the cluster's ClusterConfiguration and drops this change. Persist it
-    there as well (the C(kubeadm-config) ConfigMap in C(kube-system), or the file given to C(kubeadm upgrade --config)):
-    C(scheduler.extraArgs) and C(scheduler.extraVolumes). For C(kubeadm.k8s.io/v1beta4) (kubeadm 1.31 and later)
-    C(extraArgs) is a list, C({scheduler: {extraArgs: [{name: config, value: /etc/kubernetes/scheduler/config.yaml}],
-    extraVolumes: [{name: scheduler-config, hostPath: /etc/kubernetes/scheduler/config.yaml, mountPath:
-    /etc/kubernetes/scheduler/config.yaml, readOnly: true, pathType: File}]}}); for C(v1beta3) C(extraArgs) is a map,
-    C({scheduler: {extraArgs: {config: /etc/kubernetes/scheduler/config.yaml}, extraVolumes: [...]}}) with the same
-    C(extraVolumes). The EXAMPLES section shows both in block style. Run this module again after an upgrade."
+  - C(kubeadm upgrade) regenerates the manifest from the cluster's ClusterConfiguration and drops this change. Persist it
+    there as well with M(baremetal.k3s.kubeadm_config) (the C(kubeadm-config) ConfigMap in C(kube-system); the role
+    C(baremetal.k3s.scheduler_extender) does both), or in the file given to C(kubeadm upgrade --config).
   - Never leave backups or other files in the manifests directory - the kubelet reads every file there whose name does not
     start with C(.). Use O(backup_dir).
   - RKE2 rewrites C(/var/lib/rancher/rke2/agent/pod-manifests/kube-scheduler.yaml) on every start, so an edit there is lost
@@ -167,33 +162,12 @@ EXAMPLES = r'''
     arg: --config=/etc/kubernetes/scheduler/config.yaml
     state: absent
 
-# kubeadm upgrade regenerates the manifest. Persist the change in the ClusterConfiguration
-# (kubectl -n kube-system edit configmap kubeadm-config, key ClusterConfiguration):
-#
-# apiVersion: kubeadm.k8s.io/v1beta4        # kubeadm 1.31 and later: extraArgs is a list
-# kind: ClusterConfiguration
-# scheduler:
-#   extraArgs:
-#   - name: config
-#     value: /etc/kubernetes/scheduler/config.yaml
-#   extraVolumes:
-#   - name: scheduler-config
-#     hostPath: /etc/kubernetes/scheduler/config.yaml
-#     mountPath: /etc/kubernetes/scheduler/config.yaml
-#     readOnly: true
-#     pathType: File
-#
-# apiVersion: kubeadm.k8s.io/v1beta3        # older kubeadm: extraArgs is a map
-# kind: ClusterConfiguration
-# scheduler:
-#   extraArgs:
-#     config: /etc/kubernetes/scheduler/config.yaml
-#   extraVolumes:
-#   - name: scheduler-config
-#     hostPath: /etc/kubernetes/scheduler/config.yaml
-#     mountPath: /etc/kubernetes/scheduler/config.yaml
-#     readOnly: true
-#     pathType: File
+# kubeadm upgrade regenerates the manifest: keep the flag and its mount in the ClusterConfiguration too
+- name: The same in kube-system/kubeadm-config
+  baremetal.k3s.kubeadm_config:
+    kubectl: [kubectl]
+    kubeconfig: /etc/kubernetes/admin.conf
+    config: /etc/kubernetes/scheduler/config.yaml
 '''
 
 RETURN = r'''
