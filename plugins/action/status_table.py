@@ -43,29 +43,29 @@ class ReportError(Exception):
     """A problem with the report's options, worded for the user: what is wrong and what to do."""
 
 
-def host_result(hostvars, host, name):
-    """The result ``host`` registered as ``name``; {} when it has none (failed before, skipped play, unknown host).
+def host_var(hostvars, host, name):
+    """The value of ``host``'s variable ``name``; None when it has none (failed before, skipped play, unknown host).
 
     ``hostvars`` is Ansible's lazy HostVars in a play, a plain dict in tests. Ansible's answers an
     unknown host with an undefined marker rather than a KeyError, hence the membership test first.
     """
     if host not in hostvars:
-        return {}
+        return None
     variables = hostvars[host]
     if not isinstance(variables, Mapping) or name not in variables:
-        return {}
-    value = variables[name]  # templated on access
+        return None
+    return variables[name]  # templated on access
+
+
+def host_result(hostvars, host, name):
+    """The result ``host`` registered as ``name``; {} when it has none."""
+    value = host_var(hostvars, host, name)
     return dict(value) if isinstance(value, Mapping) else {}
 
 
 def host_list(hostvars, host, name):
     """The list ``host`` set as ``name`` (the role's drift finding); None when it has none (not looked at)."""
-    if host not in hostvars:
-        return None
-    variables = hostvars[host]
-    if not isinstance(variables, Mapping) or name not in variables:
-        return None
-    value = variables[name]
+    value = host_var(hostvars, host, name)
     return list(value) if isinstance(value, (list, tuple)) else None
 
 

@@ -22,14 +22,18 @@ MARK = '# baremetal.k3s.kubeadm_config'
 REGEN = '/var/tmp/bk3s-regenerated-verify'
 
 
-def test_manifest_has_the_flag_and_a_read_only_file_mount(host):
-    pod = c.yaml_file(host, MANIFEST)
+def assert_flag_and_read_only_file_mount(pod):
+    """The scheduler static pod passes --config=OURS once and mounts it read-only as a File."""
     container = pod['spec']['containers'][0]
     assert container['command'].count('--config=' + OURS) == 1
     (volume,) = [v for v in pod['spec']['volumes'] if v.get('hostPath', {}).get('path') == OURS]
     assert volume['hostPath'].get('type') == 'File'
     (mount,) = [m for m in container['volumeMounts'] if m['name'] == volume['name']]
     assert mount['mountPath'] == OURS and mount['readOnly'] is True
+
+
+def test_manifest_has_the_flag_and_a_read_only_file_mount(host):
+    assert_flag_and_read_only_file_mount(c.yaml_file(host, MANIFEST))
 
 
 def test_nothing_but_kubeadms_manifests_in_the_directory(host):
@@ -90,12 +94,8 @@ def test_kubeadm_config_holds_the_flag_and_mount_in_the_v1beta4_shape(host):
 
 def test_the_real_kubeadm_regenerates_the_manifest_with_the_flag_and_mount(host):
     pod = regenerated_manifest(host, stored_cluster_configuration(host))
+    assert_flag_and_read_only_file_mount(pod)
     container = pod['spec']['containers'][0]
-    assert container['command'].count('--config=' + OURS) == 1
-    (volume,) = [v for v in pod['spec']['volumes'] if v.get('hostPath', {}).get('path') == OURS]
-    assert volume['hostPath'].get('type') == 'File'
-    (mount,) = [m for m in container['volumeMounts'] if m['name'] == volume['name']]
-    assert mount['mountPath'] == OURS and mount['readOnly'] is True
     # what kubeadm upgrade would write runs the scheduler as the role's edit does: same arguments, same mounts
     current = c.yaml_file(host, MANIFEST)
     now = current['spec']['containers'][0]
