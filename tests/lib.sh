@@ -32,6 +32,10 @@ bk3s_docker() {  # a running Docker engine, and room for the node containers' sy
   bk3s_apt docker.io
   bk3s_log "starting dockerd"
   mkdir -p /var/log
+  # a pid file left by a dockerd that is gone (the machine restarted) stops a new one from starting
+  local pid
+  pid=$(cat /var/run/docker.pid 2>/dev/null || true)
+  if [ -n "$pid" ] && ! grep -qs dockerd "/proc/$pid/comm"; then rm -f /var/run/docker.pid; fi
   nohup dockerd >/var/log/baremetal-k3s-dockerd.log 2>&1 &
   local _
   for _ in $(seq 1 60); do
