@@ -44,9 +44,16 @@ kube() { bk3s_kube; }
 
 go_test() { (cd tests/kube && GOTOOLCHAIN=local GOFLAGS=-mod=mod go test ./internal/...); }
 
+# Module logic, pure Python and CPU-bound: on every core (pytest-xdist).
 unit() {
+  "$VENV/bin/python" -m pytest -p no:cacheprovider -q -n "${UNIT_JOBS:-2}" --durations=5 tests/unit
+}
+
+# Against real systemd and the real Kubernetes parts (containers, kube-scheduler as an oracle):
+# run beside the Molecule scenarios when both are asked for, as those mostly wait.
+integration() {
   BAREMETAL_K3S_REQUIRE_DOCKER=1 BAREMETAL_K3S_REQUIRE_KUBE=1 "$VENV/bin/python" -m pytest -p no:cacheprovider -q \
-    tests/unit tests/integration
+    --durations=10 tests/integration
 }
 
 sanity() {
@@ -95,35 +102,48 @@ record() {  # record NAME RC SECONDS: a stage run elsewhere (a background job)
   echo "-- $1: exit $2 after $3s"
 }
 
-# Scenarios mostly wait (on systemd, on the API server), so MOLECULE_JOBS (default 2) run at
-# once. Each writes its own log, printed whole when it ends, so the output reads in one piece.
+# Scenarios mostly wait (on systemd, on the API server), so MOLECULE_JOBS (default 3) run at
+# once, together with the stages given as arguments (integration, product), which count as jobs
+# too. Each job writes its own log, printed whole when it ends, so the output reads in one piece.
 molecule_all() {
-  local jobs=${MOLECULE_JOBS:-2} logs sc running=0
+  local jobs=${MOLECULE_JOBS:-3} logs sc running=0 cmd
   logs=$(mktemp -d)
   local -a todo=() reported=()
-  for sc in ${SCENARIOS:-$(cd extensions/molecule && printf '%s\n' */ | tr -d /)}; do
-    [ -f "extensions/molecule/$sc/molecule.yml" ] && todo+=("$sc")
+  # the longest first (their last CI times, most first), so that no long one starts last and
+  # runs alone at the end; the others follow in name order
+  local long="fleet_upgrade integration fleet_life fleet_etcd fleet_grow fleet_reset drift rollout_faults k3s_unit"
+  local all
+  all=$(tr -s '\n' ' ' <<<"$* ${SCENARIOS:-$(cd extensions/molecule && printf '%s\n' */ | tr -d /)}")
+  for sc in $long $all; do
+    [[ " $all " == *" $sc "* ]] || continue
+    [[ " ${todo[*]} " == *" $sc "* ]] && continue
+    [[ " $* " == *" $sc "* ]] || [ -f "extensions/molecule/$sc/molecule.yml" ] && todo+=("$sc")
   done
-  report_done() {  # print and record every scenario that has ended since the last call
+  report_done() {  # print and record every job that has ended since the last call
     local f name rc secs
     for f in "$logs"/*.rc; do
       [ -e "$f" ] || continue
       name=$(basename "$f" .rc)
       [[ " ${reported[*]} " == *" $name "* ]] && continue
       read -r rc secs <"$f"
-      bk3s_log "stage molecule:$name"
+      bk3s_log "stage $(cat "$logs/$name.label")"
       cat "$logs/$name.log"
-      record "molecule:$name" "$rc" "$secs"
+      record "$(cat "$logs/$name.label")" "$rc" "$secs"
       reported+=("$name")
       running=$((running - 1))
     done
   }
   for sc in "${todo[@]}"; do
     while [ "$running" -ge "$jobs" ]; do sleep 2; report_done; done
-    bk3s_log "starting molecule:$sc (log printed when it ends)"
+    if [[ " $* " == *" $sc "* ]]; then
+      echo "$sc" >"$logs/$sc.label"; cmd=("$sc")
+    else
+      echo "molecule:$sc" >"$logs/$sc.label"; cmd=(molecule_one "$sc")
+    fi
+    bk3s_log "starting $(cat "$logs/$sc.label") (log printed when it ends)"
     (
       start=$SECONDS
-      molecule_one "$sc" >"$logs/$sc.log" 2>&1
+      "${cmd[@]}" >"$logs/$sc.log" 2>&1
       rc=$?
       echo "$rc $((SECONDS - start))" >"$logs/$sc.rc.tmp" && mv "$logs/$sc.rc.tmp" "$logs/$sc.rc"
     ) &
@@ -133,8 +153,13 @@ molecule_all() {
   rm -rf "$logs"
 }
 
-ALL="images kube go_test unit sanity lint galaxy_build product molecule"
+ALL="images kube go_test unit sanity lint galaxy_build integration product molecule"
 WANT=${*:-$ALL}
+# with the scenarios, integration and product run among their jobs instead of before them
+BESIDE=()
+if [[ " $WANT " == *" molecule "* ]]; then
+  for s in integration product; do [[ " $WANT " == *" $s "* ]] && BESIDE+=("$s"); done
+fi
 
 stage setup setup || { summary; exit 1; }
 for s in $WANT; do
@@ -144,10 +169,11 @@ for s in $WANT; do
     molecule)
       [ -n "${IMAGE_SYSTEMD:-}" ] || bk3s_images >/dev/null || { summary; exit 1; }
       [ -n "${BAREMETAL_K3S_KUBE_DIR:-}" ] || bk3s_kube >/dev/null || { summary; exit 1; }
-      molecule_all ;;
+      molecule_all "${BESIDE[@]}" ;;
     *)
-      if [ "$s" = unit ] && [ -z "${IMAGE_SYSTEMD:-}" ]; then bk3s_images >/dev/null; fi
-      if [ "$s" = unit ] && [ -z "${BAREMETAL_K3S_KUBE_DIR:-}" ]; then bk3s_kube >/dev/null; fi
+      [[ " ${BESIDE[*]} " == *" $s "* ]] && continue
+      if [ "$s" = integration ] && [ -z "${IMAGE_SYSTEMD:-}" ]; then bk3s_images >/dev/null; fi
+      if [ "$s" = integration ] && [ -z "${BAREMETAL_K3S_KUBE_DIR:-}" ]; then bk3s_kube >/dev/null; fi
       stage "$s" "$s" ;;
   esac
 done
