@@ -178,7 +178,6 @@ def test_extenders_is_exclusive_with_the_single_options(env, extra):
     assert not env.exists(PATH)
 
 
-
 def test_a_new_name_never_takes_over_an_entry_another_marker_claims(env):
     env.write(PATH, FOREIGN)
     assert not run(env, [A, B])[0]
