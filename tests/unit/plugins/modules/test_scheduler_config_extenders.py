@@ -118,7 +118,7 @@ def test_absent_of_one_keeps_the_other(env):
 
 
 def test_no_extenders_key_no_file_and_back(env):
-    bare = FOREIGN.split('extenders:')[0]
+    bare = FOREIGN.split('extenders:', maxsplit=1)[0]
     env.write(PATH, bare)
     assert not run(env, [A, B])[0]
     assert '# baremetal.k3s: extenders added for csi-baremetal\nextenders:\n' in read(env)
