@@ -105,6 +105,11 @@ def seconds(value, name):
         raise StatusError('%s must be seconds or a duration such as "15s" (got %r): %s' % (name, value, e)) from e
 
 
+# what each extender to probe carries besides its name, URL and verb
+_TARGET_KEYS = ('ca_file', 'cert_file', 'key_file', 'insecure', 'server_name', 'ca_data', 'cert_data', 'key_data',
+                'node_cache_capable')
+
+
 class ExtenderStatus:
     """Looks at one node: service, scheduler start, scheduler health, extender."""
 
@@ -124,12 +129,13 @@ class ExtenderStatus:
         self.scheduler_pid = None  # the process whose environment the scheduler's HTTP client reads
         self._environ = None
         self._check_tls_files()
+        self.targets = self._targets()
         if p['url']:
             try:
                 _extender.validate_url(p['url'])
             except _extender.ExtenderProbeError as e:
                 raise StatusError(str(e)) from e
-        elif p['require_extender']:
+        elif p['require_extender'] and not self.listed:
             raise StatusError('url is required (the extender to probe, e.g. http://127.0.0.1:8889) unless require_extender is false')
         if p['scheduler_health_url']:
             try:
@@ -171,6 +177,58 @@ class ExtenderStatus:
                 raise StatusError('systemctl is not on the node\'s PATH although systemd runs (%s exists); set init' % SYSTEMD_RUNTIME)
 
     # ------------------------------------------------------------------ input
+    @property
+    def listed(self):
+        """Whether the extenders come as the ``extenders`` list (else the single ``url``)."""
+        return bool(self.p.get('extenders'))
+
+    def _targets(self):
+        """The extenders to probe, each a dict with name, url, verb, its TLS settings, node_cache_capable,
+        http_timeout and required: the ``extenders`` list checked item by item, or the single ``url``."""
+        p = self.p
+        items = p.get('extenders') or []
+        if not items:
+            if not p['url']:
+                return []
+            return [dict(name=p['url'], url=p['url'], verb=p['verb'], required=True, http_timeout=None,
+                         **dict((k, p.get(k)) for k in _TARGET_KEYS))]
+        if p['url']:
+            raise StatusError('give the extenders either as url (one) or as extenders (a list), not both')
+        targets, names, errs = [], {}, []
+        for i, item in enumerate(items):
+            where = 'extenders[%d]' % i
+            name, url = item.get('name') or '', item.get('url') or ''
+            if name in names:
+                errs.append('%s.name %r is also extenders[%d].name; give each extender its own name' % (where, name, names[name]))
+            names.setdefault(name, i)
+            try:
+                _extender.validate_url(url)
+            except _extender.ExtenderProbeError as e:
+                errs.append('%s.url: %s' % (where, e))
+            if not (item.get('verb') or '').strip('/'):
+                errs.append('%s.verb must not be empty' % where)
+            for key in ('ca_file', 'cert_file', 'key_file'):
+                if item.get(key) and not self.view.isfile(item[key]):
+                    errs.append('%s.%s %s does not exist or is not a file' % (where, key, item[key]))
+            if bool(item.get('cert_file') or item.get('cert_data')) != bool(item.get('key_file') or item.get('key_data')):
+                errs.append('%s: give a client certificate (cert_file or cert_data) and its key (key_file or key_data), or '
+                            'neither' % where)
+            timeout = None
+            if item.get('http_timeout') not in (None, ''):
+                try:
+                    timeout = seconds(item['http_timeout'], '%s.http_timeout' % where)
+                except StatusError as e:
+                    errs.append(e.msg)
+                else:
+                    if timeout <= 0:
+                        errs.append('%s.http_timeout must be greater than 0' % where)
+            targets.append(dict(name=name, url=url, verb=item.get('verb') or 'filter',
+                                required=item.get('required', True) is not False, http_timeout=timeout,
+                                **dict((k, item.get(k)) for k in _TARGET_KEYS)))
+        if errs:
+            raise StatusError('invalid extenders option: ' + '; '.join(errs))
+        return targets
+
     def _detect_init(self, init):
         has_openrc = self.view.exists(OPENRC_RUN)
         systemd_running = self.view.isdir(SYSTEMD_RUNTIME)
@@ -319,13 +377,15 @@ class ExtenderStatus:
             # an HTTP answer came through a TLS handshake that verified the certificate
             snap['scheduler_tls_verified'] = bool(ca_file) and status is not None
         snap['extender_proxy'] = None
-        if p['url']:
-            proxy = _extender.go_proxy(p['url'], self.scheduler_environ())
-            snap['extender_proxy'] = _extender.redact(proxy)
-            res = self.probe(p['url'], p['verb'], [self.node], p['node_cache_capable'], self._local(p['ca_file']),
-                             self._local(p['cert_file']), self._local(p['key_file']), p['insecure'], p['http_timeout'],
-                             **self.probe_extras(proxy))
-            snap.update(extender_reachable=res.reachable, extender_http_status=res.status, extender_error=res.error)
+        snap['extenders'] = [self.probe_one(t) for t in self.targets]
+        if snap['extenders']:
+            first = snap['extenders'][0]
+            failing = [e for e in snap['extenders'] if not e['answering']]
+            shown = failing[0] if failing else first
+            snap.update(extender_reachable=not failing, extender_http_status=shown['http_status'],
+                        extender_proxy=first['proxy'],
+                        extender_error=('; '.join('%s: %s' % (e['name'], e['error']) for e in failing)
+                                        if self.listed else first['error']))
         else:
             snap['extender_error'] = 'no url given'
         problems = self.problems(snap)
@@ -342,6 +402,21 @@ class ExtenderStatus:
             snap['msg'] = self.crash_loop_msg(snap, problems)
         return snap
 
+    def probe_one(self, target):
+        """One extender probed as the scheduler calls it: {name, url, verb, required, answering, http_status, error,
+        proxy, msg}."""
+        url, verb = target['url'], target['verb']
+        proxy = _extender.go_proxy(url, self.scheduler_environ())
+        timeout = target['http_timeout'] or self.p['http_timeout']
+        res = self.probe(url, verb, [self.node], target['node_cache_capable'], self._local(target['ca_file']),
+                         self._local(target['cert_file']), self._local(target['key_file']), target['insecure'], timeout,
+                         **self.probe_extras(proxy, target))
+        shown = _extender.redact(proxy)
+        through = ' through proxy %s (the scheduler\'s environment)' % shown if shown else ''
+        return {'name': target['name'], 'url': url, 'verb': verb, 'required': target['required'],
+                'answering': res.reachable, 'http_status': res.status, 'error': res.error, 'proxy': shown,
+                'msg': 'answering' if res.reachable else '%s%s: %s' % (_extender.verb_url(url, verb), through, res.error)}
+
     def scheduler_environ(self):
         """The environment the scheduler runs with (k3s/RKE2 server or kube-scheduler process): where Go's HTTP
         client takes its proxy from. The last one seen while the process is gone (restarting); {} before any."""
@@ -350,11 +425,12 @@ class ExtenderStatus:
             self._environ = env
         return self._environ or {}
 
-    def probe_extras(self, proxy):
+    def probe_extras(self, proxy, target=None):
         """The probe's keyword arguments beyond the positional ones: only those set, so that a probe handed in
         that predates them still works."""
-        extras = dict(proxy=proxy, server_name=self.p.get('server_name'), ca_data=self.p.get('ca_data'),
-                      cert_data=self.p.get('cert_data'), key_data=self.p.get('key_data'))
+        t = target or self.p
+        extras = dict(proxy=proxy, server_name=t.get('server_name'), ca_data=t.get('ca_data'),
+                      cert_data=t.get('cert_data'), key_data=t.get('key_data'))
         return dict((k, v) for k, v in extras.items() if v)
 
     def crash_loop_msg(self, snap, problems):
@@ -378,7 +454,11 @@ class ExtenderStatus:
                 out.append('the scheduler started at %s, before the change at %s' % (snap['scheduler_started_at'], sc.to_iso(self.since)))
         if snap['scheduler_healthy'] is False:
             out.append('kube-scheduler health (%s): %s' % (self.p['scheduler_health_url'], snap['scheduler_health_error']))
-        if self.p['require_extender'] and not snap['extender_reachable']:
+        if self.listed:
+            if self.p['require_extender']:
+                out.extend('extender %s (%s)' % (e['name'], e['msg']) for e in snap['extenders']
+                           if e['required'] and not e['answering'])
+        elif self.p['require_extender'] and not snap['extender_reachable']:
             through = ' through proxy %s (the scheduler\'s environment)' % snap['extender_proxy'] if snap.get('extender_proxy') else ''
             out.append('extender %s%s: %s' % (_extender.verb_url(self.p['url'], self.p['verb']), through, snap['extender_error']))
         return out
@@ -393,6 +473,9 @@ class ExtenderStatus:
             return 'service %s to become active' % self.service, p['timeout']
         if snap['scheduler_healthy'] is False:
             return 'the kube-scheduler to answer healthy', p['timeout']
+        if self.listed:
+            missing = [e['name'] for e in snap['extenders'] if e['required'] and not e['answering']]
+            return 'the extenders %s to answer (of %d)' % (', '.join(missing), len(snap['extenders'])), p['timeout']
         return 'the extender to answer', p['timeout']
 
     def run(self):

@@ -1325,6 +1325,8 @@ def edit(before, params, exists=None, isdir=None):
     ``params``: state, name, extender, api_version, kubernetes_version, kubeconfig, leader_elect.
     Pure: ``exists`` and ``isdir`` answer about paths on the node (the caller's View). Raises SchedulerConfigError.
     """
+    if params.get('extenders') is not None:
+        return edit_many(before, params, exists=exists, isdir=isdir)
     files = NodeFiles(exists or _no_node, isdir)
     state = params.get('state') or 'present'
     name = params.get('name') or DEFAULT_NAME
@@ -1365,6 +1367,195 @@ def edit(before, params, exists=None, isdir=None):
             result['extenders'] = extender_urls(data)
             return _finish(result, before, text, kubernetes_version, files) if converted is not None else result
         if _take_ours(doc, name, index, how):
+            result.update(after=None, changed=True, removed=True, extenders=[], exists=False)
+            return result
+    return _finish(result, before, doc.text, kubernetes_version, files)
+
+
+# ---------------------------------------------------------------- several extenders (the ``extenders`` option)
+ITEM_MARKER_PREFIX = '# baremetal.k3s extender: '
+KEY_MARKER_PREFIX = '# baremetal.k3s: extenders added for '
+_LIST_NAME = re.compile(r'^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')
+
+
+def _placed(message, where):
+    """An ``extender.*`` message of render_extender, placed at ``where`` (``extenders[1]``)."""
+    return where + message[len('extender'):] if message.startswith('extender.') else '%s: %s' % (where, message)
+
+
+def _list_names(items):
+    """Errors of the names of an ``extenders`` list (each present, well formed, once)."""
+    errs, seen = [], {}
+    for i, item in enumerate(items):
+        where = 'extenders[%d]' % i
+        if not isinstance(item, dict):
+            errs.append('%s must be a mapping with name and url_prefix' % where)
+            continue
+        name = item.get('name')
+        if not isinstance(name, str) or not name:
+            errs.append('%s.name is required: the name in the entry\'s marker comment, for example csi-baremetal' % where)
+        elif not _LIST_NAME.fullmatch(name):
+            errs.append('%s.name %r must be letters, digits, "-", "_" or "." (starting and ending with a letter or digit)'
+                        % (where, name))
+        elif name in seen:
+            errs.append('%s.name %r is also extenders[%d].name; give each extender its own name' % (where, name, seen[name]))
+        else:
+            seen[name] = i
+    return errs
+
+
+def render_extenders(items, exists=None):
+    """The module's ``extenders`` list -> [(name, camelCase mapping)], the whole list checked before anything is
+    written: names, each extender's options, urlPrefix once, at most one that binds. Raises SchedulerConfigError
+    naming each offending item (``extenders[1].url_prefix``)."""
+    if not isinstance(items, list):
+        raise SchedulerConfigError('extenders must be a list of extenders, each with name and url_prefix')
+    errs = _list_names(items)
+    out, urls, binders = [], {}, []
+    for i, item in enumerate(items):
+        where = 'extenders[%d]' % i
+        if not isinstance(item, dict):
+            continue
+        try:
+            rendered = render_extender({k: v for k, v in item.items() if k != 'name'}, exists=exists)
+        except SchedulerConfigError as e:
+            errs.extend(_placed(m, where) for m in e.errors)
+            continue
+        url = rendered['urlPrefix']
+        if url in urls:
+            errs.append('%s.url_prefix %s is also extenders[%d].url_prefix; kube-scheduler would call it twice. Give each '
+                        'extender its own URL' % (where, url, urls[url]))
+        urls.setdefault(url, i)
+        if rendered.get('bindVerb'):
+            binders.append(i)
+        out.append((item.get('name'), rendered))
+    for i in binders[1:]:
+        errs.append('extenders[%d].bind_verb: extenders[%d] binds too, and only one extender of the file may bind '
+                    '(kube-scheduler: "only one extender can implement bind"); keep bind_verb on one of them'
+                    % (i, binders[0]))
+    if errs:
+        raise SchedulerConfigError('invalid extenders option: ' + '; '.join(errs), errs)
+    return out
+
+
+def marked_entries(doc):
+    """{name: [index, ...]} of the ``extenders`` entries carrying our marker comment."""
+    node = doc.find('extenders')
+    if node is None or node.kind != 'sequence':
+        return {}
+    out = {}
+    for entry in doc.items('extenders'):
+        for comment in entry.comments:
+            if comment.startswith(ITEM_MARKER_PREFIX):
+                out.setdefault(comment[len(ITEM_MARKER_PREFIX):].strip(), []).append(entry.index)
+    return out
+
+
+def _find_listed(doc, data, name, url):
+    """(index, how) of the listed extender ``name``: by its marker, else by its urlPrefix among the entries no
+    marker claims (a hand-written one, or one of an older version); (None, None)."""
+    if not isinstance(data.get('extenders'), list):
+        return None, None
+    marked = marked_entries(doc)
+    if len(marked.get(name, ())) > 1:
+        raise SchedulerConfigError('the extenders list holds %d entries marked "%s"; remove all but one by hand and run '
+                                   'again' % (len(marked[name]), item_marker(name)))
+    if marked.get(name):
+        return marked[name][0], 'marker'
+    claimed = {i for indices in marked.values() for i in indices}
+    by_url = [i for i, e in enumerate(data['extenders'])
+              if i not in claimed and isinstance(e, dict) and e.get('urlPrefix') == url]
+    if len(by_url) > 1:
+        raise SchedulerConfigError('the extenders list holds %d entries with urlPrefix %s; kube-scheduler would call it '
+                                   'that many times. Remove all but one by hand and run again' % (len(by_url), url))
+    return (by_url[0], 'url') if by_url else (None, None)
+
+
+def _foreign_binder(doc, data, wanted):
+    """The urlPrefix of an entry that stays in the file (not ours, not taken over) and binds; None."""
+    if not isinstance(data.get('extenders'), list):
+        return None
+    claimed = {i for indices in marked_entries(doc).values() for i in indices}
+    urls = {ours['urlPrefix'] for _name, ours in wanted}
+    for i, e in enumerate(data['extenders']):
+        if i not in claimed and isinstance(e, dict) and e.get('urlPrefix') not in urls and e.get('bindVerb'):
+            return e.get('urlPrefix')
+    return None
+
+
+def edit_many(before, params, exists=None, isdir=None):
+    """``edit`` for the ``extenders`` list: with state=present our marked entries become exactly the list (new ones
+    added, changed ones replaced in place, marked ones not listed removed); with state=absent every listed one is
+    removed. Entries without our marker are never touched, unless a listed extender takes one over by its urlPrefix.
+    The whole list is checked first. Pure, like ``edit``."""
+    files = NodeFiles(exists or _no_node, isdir)
+    state = params.get('state') or 'present'
+    items = params.get('extenders')
+    if state not in ('present', 'absent'):
+        raise SchedulerConfigError('extenders is for state=present or state=absent; state=%s takes no extenders' % state)
+    if state == 'present':
+        wanted = render_extenders(items, exists=files.exists)
+        if not wanted:
+            raise SchedulerConfigError('extenders is empty; give at least one extender (state=absent removes the listed '
+                                       'ones)')
+    else:
+        errs = _list_names(items) if isinstance(items, list) else ['extenders must be a list']
+        if errs:
+            raise SchedulerConfigError('invalid extenders option: ' + '; '.join(errs), errs)
+        wanted = [(item['name'], {'urlPrefix': item.get('url_prefix') or ''}) for item in items]
+    kubernetes_version = params.get('kubernetes_version')
+    changes = {'added': [], 'changed': [], 'removed': []}
+    result = {'changed': False, 'created': False, 'removed': False, 'after': before, 'exists': before is not None,
+              'names': [name for name, _ours in wanted], 'extender_changes': changes}
+    text = _text_before(before, params, state, result)
+    if text is None:
+        return result
+    data = load_strict(text)
+    converted = _convert(text, data, params, result)
+    if converted is not None:
+        text = converted
+        data = load_strict(text)
+    version = check_document(data, kubernetes_version)
+    if params.get('api_version') not in (None, 'auto') and params['api_version'] != version:
+        raise SchedulerConfigError(
+            'the file uses %s/%s but api_version is %s; this module does not convert files between versions. '
+            'Use api_version: auto, or migrate the file first' % (GROUP, version, params['api_version']))
+    result['api_version'] = '%s/%s' % (GROUP, version)
+    doc = _edit(yamledit.Document, text, name=params.get('path') or 'the file')
+    if state == 'present':
+        binder = _foreign_binder(doc, data, wanted)
+        for i, (_name, ours) in enumerate(wanted):
+            if binder and ours.get('bindVerb'):
+                raise SchedulerConfigError(
+                    'extenders[%d].bind_verb: the file\'s extender %s binds already, and only one extender of the file may '
+                    'bind; drop bind_verb or take the bindVerb out of that extender' % (i, binder))
+        listed = {name for name, _ours in wanted}
+        for name in [n for n in marked_entries(doc) if n not in listed]:
+            _edit(doc.remove, ('extenders', marked_entries(doc)[name][0]), comment=item_marker(name))
+            changes['removed'].append(name)
+        for name, ours in wanted:
+            data = load_strict(doc.text)
+            index, how = _find_listed(doc, data, name, ours['urlPrefix'])
+            marked = _accepts_marker(doc)
+            if index is not None and data['extenders'][index] == ours and (how == 'marker' or not marked):
+                continue
+            _put_ours(doc, data, name, ours, (index, how), marked)
+            changes['changed' if index is not None else 'added'].append(name)
+    else:
+        for name, ours in wanted:
+            index, how = _find_listed(doc, load_strict(doc.text), name, ours['urlPrefix'])
+            if index is None:
+                continue
+            _edit(doc.remove, ('extenders', index), comment=item_marker(name) if how == 'marker' else True)
+            changes['removed'].append(name)
+        if not changes['removed']:
+            result['extenders'] = extender_urls(data)
+            return _finish(result, before, text, kubernetes_version, files) if converted is not None else result
+        if not doc.get('extenders'):
+            keys = [c for c in _comments_above(doc, 'extenders') if c.startswith(KEY_MARKER_PREFIX)]
+            if keys:
+                _edit(doc.remove, 'extenders', comment=keys[0])
+        if _has_marker(doc.text) and _only_ours_left(load_strict(doc.text)):
             result.update(after=None, changed=True, removed=True, extenders=[], exists=False)
             return result
     return _finish(result, before, doc.text, kubernetes_version, files)
@@ -1479,7 +1670,7 @@ def plan(view, params):
                     group='root' if new else None)
     result.pop('changed')
     result['path'] = path
-    result['name'] = params.get('name') or DEFAULT_NAME
+    result['name'] = None if params.get('extenders') is not None else (params.get('name') or DEFAULT_NAME)
     warnings = []
     conversion = result.get('conversion')
     if conversion:

@@ -180,8 +180,67 @@ options:
         P(baremetal.k3s.scheduler_extender#role) passes it here.
       - Not given - the health check does not verify the certificate.
     type: path
+  extenders:
+    description:
+      - Several extenders to probe, each with its own URL, verb and TLS settings, instead of O(url) (mutually exclusive
+        with it; an empty list counts as not given). Each is probed on every look, through the proxy the scheduler's
+        environment gives for its URL.
+      - RV(ready) needs every extender whose C(required) is true to answer (with O(require_extender)); RV(extenders)
+        says per extender whether it answers, and while waiting RV(msg) and the progress lines name the ones still
+        waited for.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: The extender's name, as the results and messages show it.
+        type: str
+        required: true
+      url:
+        description: Its C(urlPrefix), V(http://) or V(https://).
+        type: str
+        required: true
+      verb:
+        description: The verb to probe, as O(verb).
+        type: str
+        default: filter
+      required:
+        description: Whether RV(ready) needs this one to answer.
+        type: bool
+        default: true
+      http_timeout:
+        description: Its C(httpTimeout), seconds or a duration; not given - O(http_timeout).
+        type: raw
+      node_cache_capable:
+        description: As O(node_cache_capable), for this extender.
+        type: bool
+        default: false
+      ca_file:
+        description: As O(ca_file), for this extender.
+        type: path
+      cert_file:
+        description: As O(cert_file), for this extender.
+        type: path
+      key_file:
+        description: As O(key_file), for this extender.
+        type: path
+      insecure:
+        description: As O(insecure), for this extender.
+        type: bool
+        default: false
+      server_name:
+        description: As O(server_name), for this extender.
+        type: str
+      ca_data:
+        description: As O(ca_data), for this extender.
+        type: str
+      cert_data:
+        description: As O(cert_data), for this extender.
+        type: str
+      key_data:
+        description: As O(key_data), for this extender.
+        type: str
   require_extender:
-    description: Whether RV(ready) needs the extender to answer. With V(false), O(url) is optional.
+    description: Whether RV(ready) needs the extender (with O(extenders), each required one) to answer. With V(false), O(url) is optional.
     type: bool
     default: true
   wait:
@@ -268,6 +327,18 @@ EXAMPLES = r'''
     cert_file: /etc/rancher/rke2/extender-client.crt
     key_file: /etc/rancher/rke2/extender-client.key
 
+- name: Wait for two extenders, each with its own URL and verb
+  baremetal.k3s.extender_status:
+    config_path: /etc/rancher/k3s/kube-scheduler/config.yaml
+    extenders:
+      - name: csi-baremetal
+        url: http://127.0.0.1:8889
+      - name: gpu-share
+        url: https://127.0.0.1:12345
+        verb: filter
+        ca_file: /etc/rancher/k3s/gpu-share-ca.crt
+    wait: true
+
 - name: Only the scheduler's side (no extender yet)
   baremetal.k3s.extender_status:
     require_extender: false
@@ -338,6 +409,43 @@ extender_http_status:
   returned: always
   type: int
   sample: 200
+extenders:
+  description:
+    - Each extender probed on the last look (O(extenders), or the one O(url) with its URL as name), in order.
+    - RV(extender_reachable) is true when all of them answer; RV(extender_error) names those that do not.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The extender's name.
+      type: str
+    url:
+      description: Its URL.
+      type: str
+    verb:
+      description: The verb probed.
+      type: str
+    required:
+      description: Whether RV(ready) needs it.
+      type: bool
+    answering:
+      description: It answered as RV(extender_reachable) describes.
+      type: bool
+    http_status:
+      description: The HTTP status of its answer; V(null) when none came.
+      type: int
+    error:
+      description: What went wrong; empty when it answers.
+      type: str
+    proxy:
+      description: The proxy the probe went through; V(null) for a direct connection.
+      type: str
+    msg:
+      description: C(answering), or the verb's URL and what went wrong.
+      type: str
+  sample: [{name: csi-baremetal, url: "http://127.0.0.1:8889", verb: filter, required: true, answering: true,
+            http_status: 200, error: "", proxy: null, msg: answering}]
 extender_proxy:
   description:
     - The proxy the probe went through, as the scheduler's environment gives it to Go's HTTP client, without user
@@ -478,6 +586,22 @@ ARGUMENT_SPEC = dict(
     journal_lines=dict(type='int', default=20),
     slice_seconds=dict(type='float', default=0),
     resume=dict(type='dict'),
+    extenders=dict(type='list', elements='dict', options=dict(
+        name=dict(type='str', required=True),
+        url=dict(type='str', required=True),
+        verb=dict(type='str', default='filter'),
+        required=dict(type='bool', default=True),
+        http_timeout=dict(type='raw'),
+        node_cache_capable=dict(type='bool', default=False),
+        ca_file=dict(type='path'),
+        cert_file=dict(type='path'),
+        key_file=dict(type='path', no_log=False),
+        insecure=dict(type='bool', default=False),
+        server_name=dict(type='str'),
+        ca_data=dict(type='str'),
+        cert_data=dict(type='str'),
+        key_data=dict(type='str', no_log=True),
+    )),
 )
 
 

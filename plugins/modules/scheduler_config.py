@@ -56,7 +56,8 @@ options:
     default: present
   name:
     description:
-      - The name in our entry's marker comment, which tells our extender from others in the same file; one per
+      - The name in our entry's marker comment, which tells our extender from others in the same file (mutually exclusive
+        with O(extenders), whose items carry their own names); one per
         extender this collection manages there, for example V(csi-baremetal).
     type: str
     default: default
@@ -64,7 +65,7 @@ options:
     description:
       - Our extender. Rendered to the camelCase fields of the KubeSchedulerConfiguration C(extenders) list.
       - Options left unset (or empty - V(''), V([]), V({})) are not written.
-      - Required unless O(state=converted).
+      - Required unless O(state=converted) or O(extenders) is given. Mutually exclusive with O(extenders).
     type: dict
     suboptions:
       url_prefix:
@@ -87,6 +88,99 @@ options:
         type: str
       weight:
         description: C(weight), the multiplier of the prioritize scores; must be positive when O(extender.prioritize_verb) is set.
+        type: int
+      enable_https:
+        description: C(enableHTTPS).
+        type: bool
+      tls_config:
+        description: C(tlsConfig). Files must exist on the node. Data values are PEM text; the module base64-encodes them.
+        type: dict
+        suboptions:
+          insecure:
+            description: C(insecure). Cannot be combined with a CA.
+            type: bool
+          server_name:
+            description: C(serverName).
+            type: str
+          cert_file:
+            description: C(certFile), absolute path on the node.
+            type: path
+          key_file:
+            description: C(keyFile), absolute path on the node.
+            type: path
+          ca_file:
+            description: C(caFile), absolute path on the node.
+            type: path
+          cert_data:
+            description: C(certData), PEM text of the client certificate.
+            type: str
+          key_data:
+            description: C(keyData), PEM text of the client key.
+            type: str
+          ca_data:
+            description: C(caData), PEM text of the CA bundle.
+            type: str
+      http_timeout:
+        description: C(httpTimeout), a Go duration such as C(15s) or C(1m30s).
+        type: str
+      node_cache_capable:
+        description: C(nodeCacheCapable).
+        type: bool
+      managed_resources:
+        description: C(managedResources), extended resources (such as C(example.com/gpu)) managed by the extender.
+        type: list
+        elements: dict
+        suboptions:
+          name:
+            description: The extended resource name; must contain a C(/) and not be in C(kubernetes.io/).
+            type: str
+            required: true
+          ignored_by_scheduler:
+            description: C(ignoredByScheduler).
+            type: bool
+      ignorable:
+        description: C(ignorable), scheduling goes on when the extender fails or cannot be reached.
+        type: bool
+  extenders:
+    description:
+      - Several extenders of ours at once, in one change of the file. Each item is O(extender)'s options plus its
+        C(name), the name in its marker comment. Mutually exclusive with O(name) and O(extender).
+      - "With O(state=present) the entries carrying our marker become exactly this list: a new one is added, a changed
+        one replaced in place, and a marked entry whose name is not listed is removed - so taking one out of the list
+        removes it alone. An entry without our marker (another tool's, or written by hand) is never touched, unless a
+        listed extender takes it over by its C(urlPrefix), as O(extender) does. The list must not be empty."
+      - With O(state=absent) every listed extender is removed (found by its marker, else by its C(url_prefix)); the
+        others stay. Removing the last of ours gives the file back byte for byte.
+      - "The whole list is checked before anything is written, each error naming its item (C(extenders[1].url_prefix)):
+        names given once, each C(urlPrefix) once, at most one extender of the whole resulting file with a C(bind_verb),
+        and every option as for O(extender)."
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: The name in the entry's marker comment (letters, digits, C(-), C(_), C(.)); one per extender.
+        type: str
+        required: true
+      url_prefix:
+        description:
+          - C(urlPrefix), the extender's base URL. Must start with C(http://) or C(https://), with a host and, if any, a port
+            from 1 to 65535; checked before anything is written.
+        type: str
+        required: true
+      filter_verb:
+        description: C(filterVerb), the verb appended to O(extenders[].url_prefix) for the filter call.
+        type: str
+      prioritize_verb:
+        description: C(prioritizeVerb). Needs O(extenders[].weight) greater than 0.
+        type: str
+      preempt_verb:
+        description: C(preemptVerb).
+        type: str
+      bind_verb:
+        description: C(bindVerb). Only one extender of the whole file may bind.
+        type: str
+      weight:
+        description: C(weight), the multiplier of the prioritize scores; must be positive when O(extenders[].prioritize_verb) is set.
         type: int
       enable_https:
         description: C(enableHTTPS).
@@ -249,6 +343,23 @@ EXAMPLES = r'''
     kubernetes_version: v1.30.6+k3s1
     convert_api_version: true
 
+- name: Two extenders in one change (a marked extender not listed any more is removed)
+  baremetal.k3s.scheduler_config:
+    path: /etc/rancher/k3s/kube-scheduler/config.yaml
+    kubeconfig: /var/lib/rancher/k3s/server/cred/scheduler.kubeconfig
+    extenders:
+      - name: csi-baremetal
+        url_prefix: http://127.0.0.1:8889
+        filter_verb: filter
+        prioritize_verb: prioritize
+        weight: 1
+      - name: gpu-share
+        url_prefix: http://127.0.0.1:12345
+        filter_verb: filter
+        bind_verb: bind
+        managed_resources:
+          - name: example.com/gpu
+
 - name: Remove it again (other extenders stay)
   baremetal.k3s.scheduler_config:
     path: /etc/rancher/k3s/kube-scheduler/config.yaml
@@ -290,10 +401,34 @@ exists:
   type: bool
   sample: true
 name:
-  description: The name in our entry's marker comment.
+  description: The name in our entry's marker comment (null with O(extenders)).
   returned: always
   type: str
   sample: csi-baremetal
+names:
+  description: The names of O(extenders), in order.
+  returned: with O(extenders)
+  type: list
+  elements: str
+  sample: [csi-baremetal, gpu-share]
+extender_changes:
+  description: With O(extenders), the names of the extenders added, changed (replaced) and removed.
+  returned: with O(extenders)
+  type: dict
+  contains:
+    added:
+      description: Extenders added.
+      type: list
+      elements: str
+    changed:
+      description: Extenders whose entry was replaced.
+      type: list
+      elements: str
+    removed:
+      description: Extenders removed (with O(state=present), marked entries no longer listed).
+      type: list
+      elements: str
+  sample: {added: [gpu-share], changed: [], removed: [old-extender]}
 files:
   description:
     - One entry per file changed, so a caller can undo exactly this run (module M(baremetal.k3s.rollback)).
@@ -372,6 +507,7 @@ ARGUMENT_SPEC = dict(
     state=dict(type='str', default='present', choices=['present', 'absent', 'converted']),
     name=dict(type='str', default=sc.DEFAULT_NAME),
     extender=dict(type='dict', options=EXTENDER_SPEC),
+    extenders=dict(type='list', elements='dict', options=dict(name=dict(type='str', required=True), **EXTENDER_SPEC)),
     api_version=dict(type='str', default='auto', choices=['auto', 'v1', 'v1beta3', 'v1beta2', 'v1beta1']),
     kubernetes_version=dict(type='str'),
     convert_api_version=dict(type='bool', default=False),
@@ -384,7 +520,9 @@ ARGUMENT_SPEC = dict(
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
-                           required_if=[('state', 'present', ('extender',)), ('state', 'absent', ('extender',))])
+                           mutually_exclusive=[('extender', 'extenders'), ('name', 'extenders')],
+                           required_if=[('state', 'present', ('extender', 'extenders'), True),
+                                        ('state', 'absent', ('extender', 'extenders'), True)])
     params = module.params
     if not sc.HAS_YAML:
         module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sc.YAML_IMPORT_ERROR))

@@ -119,6 +119,24 @@ def _bool_or_none(value):
     return value if isinstance(value, bool) else None
 
 
+def extender_rows(status):
+    """Each extender the scheduler's status probed (``extenders`` of extender_status): name, url, answering, msg."""
+    out = []
+    for e in status.get('extenders') or []:
+        if isinstance(e, dict):
+            out.append({'name': _text(e.get('name')), 'url': _text(e.get('url')),
+                        'answering': _bool_or_none(e.get('answering')), 'msg': _text(e.get('msg'))})
+    return out
+
+
+def extender_cell(row):
+    """The EXTENDER cell: yes/no for one extender; with several, how many answer (``1/2``), each named below the table."""
+    extenders = row.get('extenders') or []
+    if len(extenders) > 1:
+        return '%d/%d' % (sum(1 for e in extenders if e['answering'] is True), len(extenders))
+    return yes_no(row['extender_reachable'])
+
+
 def _ran(result):
     """Whether a registered result is one of a task that ran (not missing, not skipped)."""
     return isinstance(result, dict) and bool(result) and not result.get('skipped')
@@ -282,6 +300,7 @@ def server_row(host, k3s_info, extender_status, readiness, files_drift=None, rea
         'changed_at': _text(status.get('changed_at')),
         'restarted': _bool_or_none(status.get('restarted')),
         'extender_reachable': _bool_or_none(status.get('extender_reachable')),
+        'extenders': extender_rows(status),
         'ready': _bool_or_none(status.get('ready')) if checked else None,
         'in_readiness_configmap': name in listed,
         'drifted': bool(found) if found is not None else None,
@@ -367,7 +386,7 @@ def _server_cells(row, readiness_read):
     in_cm = yes_no(row['in_readiness_configmap']) if readiness_read else UNKNOWN
     return [row['node'], row['platform'] or UNKNOWN,
             compact_time(row['scheduler_started_at']), compact_time(row['changed_at']),
-            yes_no(row['restarted']), yes_no(row['extender_reachable']), yes_no(row['ready']), in_cm]
+            yes_no(row['restarted']), extender_cell(row), yes_no(row['ready']), in_cm]
 
 
 def _readiness_title(readiness):
@@ -396,6 +415,13 @@ def render(data, width=MAX_WIDTH):
     lines = table(SERVER_COLUMNS, rows, width)
     if not rows:
         lines.append('(no servers)')
+    several = [r for r in data['nodes'] if len(r.get('extenders') or []) > 1]
+    if several:
+        lines += ['', 'extenders:']
+        for r in several:
+            for e in r['extenders']:
+                lines += wrap('%s: %s (%s): %s' % (r['node'], e['name'], e['url'], e['msg'] or yes_no(e['answering'])), width,
+                              indent='  ')
     reasons = [r for r in data['nodes'] if r['ready'] is not True and r['msg']]
     if reasons:
         lines += ['', 'not ready:']

@@ -152,5 +152,5 @@ def test_state_converted_converts_only_and_needs_no_extender(files):
 
 def test_extender_still_required_to_add_or_remove(files):
     msg = module_fail(scheduler_config, {'path': PATH, 'kubernetes_version': 'v1.30.6+k3s1'})
-    assert msg == 'state is present but all of the following are missing: extender', msg
+    assert msg == 'state is present but any of the following are missing: extender, extenders', msg
     assert files.read(PATH).decode() == V1BETA3

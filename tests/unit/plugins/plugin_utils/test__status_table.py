@@ -175,7 +175,7 @@ def test_ready_server_row_has_json_types():
     assert data['nodes'] == [{
         'node': 'server-1', 'host': 'server-1', 'platform': 'k3s',
         'scheduler_started_at': '2026-01-13T10:00:03.412207Z', 'changed_at': '2026-01-13T10:00:01.000000Z',
-        'restarted': True, 'extender_reachable': True, 'ready': True, 'in_readiness_configmap': True,
+        'restarted': True, 'extender_reachable': True, 'extenders': [], 'ready': True, 'in_readiness_configmap': True,
         'drifted': None, 'drift': [], 'msg': 'ready'}]
     assert data['summary'] == '1 of 1 servers ready'
     json.dumps(data)
@@ -376,3 +376,24 @@ def test_drift_unknown_without_the_roles_finding_or_a_status():
     assert data['nodes'][0]['drifted'] is None
     data = st.fleet(['server-1'], {'server-1': (k3s_info(), {}, [FLAG])}, readiness())
     assert data['nodes'][0]['drifted'] is None and data['nodes'][0]['drift'] == []
+
+
+def test_several_extenders_each_by_name():
+    probed = [{'name': 'csi-baremetal', 'url': 'http://127.0.0.1:8889', 'answering': True, 'msg': 'answering', 'error': ''},
+              {'name': 'gpu-share', 'url': 'http://127.0.0.1:12345', 'answering': False,
+               'msg': 'http://127.0.0.1:12345/filter: connection refused'}]
+    data = report({'server-1': (k3s_info(), extender_status(ready=False, reachable=False, extenders=probed))})
+    row = data['nodes'][0]
+    assert row['extenders'] == [
+        {'name': 'csi-baremetal', 'url': 'http://127.0.0.1:8889', 'answering': True, 'msg': 'answering'},
+        {'name': 'gpu-share', 'url': 'http://127.0.0.1:12345', 'answering': False, 'msg': 'http://127.0.0.1:12345/filter: connection refused'}]
+    lines = st.render(data)
+    assert lines[0].split() == ['NODE', 'PLATFORM', 'SCHEDULER', 'STARTED', 'CHANGED', 'AT', 'RESTARTED', 'EXTENDER', 'READY', 'IN',
+                                'CONFIGMAP']
+    assert lines[1].split()[7] == '1/2'
+    assert lines[2:6] == ['', 'extenders:', '  server-1: csi-baremetal (http://127.0.0.1:8889): answering',
+                          '  server-1: gpu-share (http://127.0.0.1:12345): http://127.0.0.1:12345/filter: connection refused']
+    # one extender: yes/no as before
+    one = report({'server-1': (k3s_info(), extender_status(extenders=probed[:1]))})
+    assert st.render(one)[1].split()[7] == 'yes'
+    json.dumps(data)
