@@ -48,7 +48,7 @@ WRITTEN = [SCHEDULER_CONFIG, '/etc/systemd/system/k3s.service',
            '/etc/systemd/system/k3s.service.d/99-baremetal-k3s.conf',
            '/etc/rancher/k3s/config.yaml.d/99-baremetal-k3s-scheduler.yaml']
 READY_TIMEOUT = 180
-TARGETS = {'noop_ratio': 1.3, 'converge_ratio': 1.5, 'slack_s': 3.0}
+TARGETS = {'noop_ratio': 1.2, 'converge_ratio': 1.5, 'slack_s': 2.0}
 
 
 def log(msg):

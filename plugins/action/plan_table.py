@@ -1,0 +1,65 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Print the fleet's plan as one table; fail, listing every reason, when a server's plan was refused.
+
+Rendering lives in plugin_utils/_plan_table.py; ``Display`` prints the lines as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.baremetal.k3s.plugins.plugin_utils import _plan_table
+
+display = Display()
+
+ARGUMENT_SPEC = {
+    'hosts': {'type': 'list', 'elements': 'str', 'required': True},
+    'plan_var': {'type': 'str', 'default': 'scheduler_extender_plan'},
+    'title': {'type': 'str', 'default': ''},
+}
+
+
+def host_plan(hostvars, host, name):
+    """``host``'s plan; None when it has none (unreachable, failed before planning, unknown host)."""
+    if host not in hostvars:
+        return None
+    variables = hostvars[host]
+    if not isinstance(variables, Mapping) or name not in variables:
+        return None
+    value = variables[name]  # templated on access
+    return dict(value) if isinstance(value, Mapping) else None
+
+
+class ActionModule(ActionBase):
+    """Runs on the controller only: it reads hostvars and prints; no module goes to a node."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        try:
+            dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        except AnsibleActionFail as e:  # its message names every bad option
+            return dict(result, failed=True, changed=False, msg=e.message)
+        hostvars = (task_vars or {}).get('hostvars') or {}
+        plans = {h: host_plan(hostvars, h, args['plan_var']) for h in args['hosts']}
+        data = _plan_table.fleet(args['hosts'], plans)
+        lines = _plan_table.render(data)
+        if args['title']:
+            lines.insert(0, args['title'])
+        display.display('\n'.join(lines))
+        result.update(data, changed=False)
+        if data['refused']:
+            result.update(failed=True, msg=_plan_table.refusal_msg(data))
+        return result
