@@ -100,9 +100,22 @@ def test_a_config_that_cannot_be_converted_stops_before_the_swap():
     assert 'SelectorSpread' in after['config']  # left as it was
 
 
+def test_turned_off_the_file_is_left_alone_and_the_refusing_scheduler_rolls_the_server_back():
+    before, after = _state('before'), _state('unconverted')
+    failed = _failed('unconverted')
+    assert failed, 'the run did not fail'
+    assert _task('unconverted', 'Convert the scheduler config to v1').get('skipped'), 'converted although turned off'
+    assert _task('unconverted', 'Put the previous binary back')['version'] == 'v1.27.16+k3s1'
+    assert after['sha256'] == _sha('k3s-a') and after['config'] == before['config'] and after['backups'] == 0
+    _scheduling(after, 'v1.27.16')
+
+
 def test_a_new_version_that_does_not_start_puts_back_binary_and_config():
     before, after = _state('before'), _state('failed')
     assert _failed('failed'), 'the run did not fail'
+    assert after['sha256'] == _sha('k3s-a')
+    assert after['config'] == before['config']  # byte for byte
+    assert after['backups'] == 0  # the rollback removed its copy
     converted = _task('failed', 'Convert the scheduler config to v1')
     assert converted['changed'] and converted['files'][0]['backup_file'], converted
     put_back = _task('failed', 'Put the scheduler config back as it was before the conversion')
@@ -110,9 +123,6 @@ def test_a_new_version_that_does_not_start_puts_back_binary_and_config():
     assert _task('failed', 'Put the previous binary back')['version'] == 'v1.27.16+k3s1'
     stop = _task('failed', 'Stop the rollout here')
     assert 'its scheduler config put back' in stop['msg']['put_back'], stop['msg']
-    assert after['sha256'] == _sha('k3s-a')
-    assert after['config'] == before['config']  # byte for byte
-    assert after['backups'] == 0  # the rollback removed its copy
     _scheduling(after, 'v1.27.16')
 
 
@@ -123,7 +133,7 @@ def test_the_upgrade_converts_and_the_new_scheduler_runs_on_it():
     assert converted['changed'], converted
     assert 'profiles[0].pluginConfig[0].args.apiVersion: kubescheduler.config.k8s.io/v1beta3 -> ' \
            'kubescheduler.config.k8s.io/v1' in converted['conversion']['changes'], converted['conversion']
-    assert _task('upgraded', 'Wait until the scheduler runs healthy on the converted config')['ready']
+    assert _task('upgraded', 'Wait until the scheduler runs healthy on its config')['ready']
     assert _task('upgraded', "Drop the scheduler config's rollback copy")['changed']
     assert after['sha256'] == _sha('k3s-b') and after['previous']
     assert after['backups'] == 0
