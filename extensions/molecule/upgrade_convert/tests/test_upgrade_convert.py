@@ -90,10 +90,10 @@ def test_check_shows_the_conversion_and_writes_nothing():
 
 def test_a_config_that_cannot_be_converted_stops_before_the_swap():
     failed = _failed('refused')
-    assert [n for n, _ in failed] == ['Refuse a scheduler config the new version no longer reads and that cannot be '
-                                      'converted to v1 (shown under --check)'], failed
+    assert [item[0] for item in failed] == ['Refuse a scheduler config the new version no longer reads and that cannot be '
+                                            'converted to v1 (shown under --check)'], failed
     assert 'SelectorSpread' in failed[0][1]['msg'], failed[0][1]['msg']
-    names = [n for n, _ in _results('refused')]
+    names = [item[0] for item in _results('refused')]
     assert 'Cordon the node' not in names and 'Swap the binary atomically, keeping the old one as k3s.previous' not in names
     after = _state('refused')
     assert after['sha256'] == _sha('k3s-a') and not after['previous'] and after['backups'] == 0
