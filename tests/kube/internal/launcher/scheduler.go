@@ -23,8 +23,12 @@ func (s *server) runScheduler(ctx context.Context) int {
 	}
 	args := schedulerArgs(s.p, s.schedKC, s.schedArgsIn, s.ds.leaderElect)
 	schedConfig, _ := configfile.LastArgValue("config", args)
-	infof("Running kube-scheduler %s", strings.Join(args, " "))
-	sched, err := s.start("kube-scheduler", s.self, append([]string{"kube-scheduler"}, args...))
+	path, argv, version, err := schedulerBinary(s.self)
+	if err != nil {
+		return s.finish(err)
+	}
+	infof("Running kube-scheduler %s (%s)", strings.Join(args, " "), version)
+	sched, err := s.start("kube-scheduler", path, append(argv, args...))
 	if err != nil {
 		return s.finish(err)
 	}
@@ -34,8 +38,10 @@ func (s *server) runScheduler(ctx context.Context) int {
 		st.SchedulerPID = sched.pid()
 		st.SchedulerArgs = args
 		st.SchedulerConfig = schedConfig
+		st.SchedulerVersion = version
 	})
-	s.st.event("scheduler_started", map[string]any{"scheduler_pid": sched.pid(), "scheduler_config": schedConfig})
+	s.st.event("scheduler_started", map[string]any{"scheduler_pid": sched.pid(), "scheduler_config": schedConfig,
+		"scheduler_version": version})
 	return s.wait(ctx, sched)
 }
 

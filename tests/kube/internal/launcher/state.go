@@ -36,6 +36,7 @@ type State struct {
 	SchedulerPID        int      `json:"scheduler_pid,omitempty"`
 	SchedulerArgs       []string `json:"scheduler_args"`
 	SchedulerConfig     string   `json:"scheduler_config"`
+	SchedulerVersion    string   `json:"scheduler_version,omitempty"`
 	SchedulerExitedAt   string   `json:"scheduler_exited_at,omitempty"`
 	SchedulerExitReason string   `json:"scheduler_exit_reason,omitempty"`
 	ExitedAt            string   `json:"exited_at,omitempty"`
