@@ -87,9 +87,15 @@ for s in "${servers[@]}"; do
   grep -q "restarted: true" <<<"$nodes" || fail "$s: restarted is not true: $nodes"
 done
 
+recap_changed() {  # true when a host's PLAY RECAP line in the log $1 counts a change; fails without recap lines
+  local recap
+  recap=$(grep -E '^bk3s-product-[^ ]+ +: ok=' "$1") || fail "no PLAY RECAP lines in $1"
+  grep -v ' changed=0 ' <<<"$recap"
+}
+
 bk3s_log "a second install_csi changes nothing"
 demo install | tee "$work/install2.log"
-grep -E '^bk3s-product-' "$work/install2.log" | grep -v ' changed=0 ' && fail "the re-run changed something"
+recap_changed "$work/install2.log" && fail "the re-run changed something"
 
 bk3s_log "the nodes' Python: nothing beyond the modules' requirements"
 for n in "${servers[@]}" bk3s-product-agent-1; do
@@ -131,7 +137,7 @@ grep -q 'product-admin' "$work/users.log" || fail "users.yml did not report the 
 for f in "$work"/kube/*; do [ "$(stat -c %a "$f")" = 600 ] || fail "$f is not 0600"; done
 demo users -e k3s_user_name=product-admin -e '{"k3s_user_groups": ["product-admins"]}' \
   -e "k3s_user_kube_dir=$work/kube" | tee "$work/users2.log"
-grep -E '^bk3s-product-' "$work/users2.log" | grep -v ' changed=0 ' && fail "the second users run changed something"
+recap_changed "$work/users2.log" && fail "the second users run changed something"
 rm -rf "$work/backups"
 demo backup -e k3s_backup_fetch=true -e "k3s_backup_fetch_dir=$work/backups" | tee "$work/backup.log"
 fetched=0
@@ -195,7 +201,7 @@ run_runner install_csi
 python3 tests/runner_events.py "$pdd/artifacts/install_csi" "$work/runner-install_csi.log" "$secrets" \
   --hosts "${servers[@]}" \
   --changed 'Put our extender into the scheduler config' 'Pass the scheduler config to the service' \
-            'Restart the service that runs the scheduler (systemd, without waiting for it)' \
+            'Reload systemd units and restart the service that runs the scheduler (systemd, without waiting for it)' \
             "Publish this node's entry in the readiness ConfigMap" \
   --ok 'Wait for the scheduler to restart with our config and the extender to answer' \
   || fail "ansible-runner's record of install_csi"
