@@ -1335,23 +1335,14 @@ def edit(before, params, exists=None, isdir=None):
     ours = render_extender(ext_opts, exists=files.exists) if state == 'present' else None
     url = ext_opts.get('url_prefix') or ''
     result = {'changed': False, 'created': False, 'removed': False, 'after': before, 'exists': before is not None}
-    text = _text_before(before, params, state, result)
-    if text is None:
+    read = _read_document(before, params, state, result)
+    if read is None:
         return result
-    data = load_strict(text)
-    converted = _convert(text, data, params, result)
-    if converted is not None:
-        text = converted
-        data = load_strict(text)
-    version = check_document(data, kubernetes_version)
+    text, data, converted, version = read
     if state == 'converted':  # only the conversion (a Kubernetes upgrade): the extenders stay as they are
         result.update(api_version='%s/%s' % (GROUP, version), extenders=extender_urls(data))
         return _finish(result, before, text, kubernetes_version, files) if converted is not None else result
-    if params.get('api_version') not in (None, 'auto') and params['api_version'] != version:
-        raise SchedulerConfigError(
-            'the file uses %s/%s but api_version is %s; this module does not convert files between versions. '
-            'Use api_version: auto, or migrate the file first' % (GROUP, version, params['api_version']))
-    result['api_version'] = '%s/%s' % (GROUP, version)
+    _keep_api_version(params, version, result)
     doc = _edit(yamledit.Document, text, name=params.get('path') or 'the file')
     index, how = find_ours(doc, data, name, url)
     marked = _accepts_marker(doc)
@@ -1507,20 +1498,11 @@ def edit_many(before, params, exists=None, isdir=None):
     changes = {'added': [], 'changed': [], 'removed': []}
     result = {'changed': False, 'created': False, 'removed': False, 'after': before, 'exists': before is not None,
               'names': [name for name, _ours in wanted], 'extender_changes': changes}
-    text = _text_before(before, params, state, result)
-    if text is None:
+    read = _read_document(before, params, state, result)
+    if read is None:
         return result
-    data = load_strict(text)
-    converted = _convert(text, data, params, result)
-    if converted is not None:
-        text = converted
-        data = load_strict(text)
-    version = check_document(data, kubernetes_version)
-    if params.get('api_version') not in (None, 'auto') and params['api_version'] != version:
-        raise SchedulerConfigError(
-            'the file uses %s/%s but api_version is %s; this module does not convert files between versions. '
-            'Use api_version: auto, or migrate the file first' % (GROUP, version, params['api_version']))
-    result['api_version'] = '%s/%s' % (GROUP, version)
+    text, data, converted, version = read
+    _keep_api_version(params, version, result)
     doc = _edit(yamledit.Document, text, name=params.get('path') or 'the file')
     if state == 'present':
         binder = _foreign_binder(doc, data, wanted)
@@ -1559,6 +1541,29 @@ def edit_many(before, params, exists=None, isdir=None):
             result.update(after=None, changed=True, removed=True, extenders=[], exists=False)
             return result
     return _finish(result, before, doc.text, kubernetes_version, files)
+
+
+def _read_document(before, params, state, result):
+    """(text, data, converted, version) of the file an edit starts from, converted to v1 when asked
+    (``converted`` is the new text, else None); None when there is nothing to edit (``result`` says why)."""
+    text = _text_before(before, params, state, result)
+    if text is None:
+        return None
+    data = load_strict(text)
+    converted = _convert(text, data, params, result)
+    if converted is not None:
+        text = converted
+        data = load_strict(text)
+    return text, data, converted, check_document(data, params.get('kubernetes_version'))
+
+
+def _keep_api_version(params, version, result):
+    """Refuse an explicit api_version other than the file's; record the file's in ``result``."""
+    if params.get('api_version') not in (None, 'auto') and params['api_version'] != version:
+        raise SchedulerConfigError(
+            'the file uses %s/%s but api_version is %s; this module does not convert files between versions. '
+            'Use api_version: auto, or migrate the file first' % (GROUP, version, params['api_version']))
+    result['api_version'] = '%s/%s' % (GROUP, version)
 
 
 def _convert(text, data, params, result):
