@@ -17,6 +17,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.baremetal.k3s.plugins.plugin_utils import _plan_table
+from ansible_collections.baremetal.k3s.plugins.plugin_utils._hostvars import host_var
 
 display = Display()
 
@@ -29,12 +30,7 @@ ARGUMENT_SPEC = {
 
 def host_plan(hostvars, host, name):
     """``host``'s plan; None when it has none (unreachable, failed before planning, unknown host)."""
-    if host not in hostvars:
-        return None
-    variables = hostvars[host]
-    if not isinstance(variables, Mapping) or name not in variables:
-        return None
-    value = variables[name]  # templated on access
+    value = host_var(hostvars, host, name)
     return dict(value) if isinstance(value, Mapping) else None
 
 

@@ -22,6 +22,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.baremetal.k3s.plugins.plugin_utils import _status_table
+from ansible_collections.baremetal.k3s.plugins.plugin_utils._hostvars import host_var
 
 display = Display()
 
@@ -41,20 +42,6 @@ ARGUMENT_SPEC = {
 
 class ReportError(Exception):
     """A problem with the report's options, worded for the user: what is wrong and what to do."""
-
-
-def host_var(hostvars, host, name):
-    """The value of ``host``'s variable ``name``; None when it has none (failed before, skipped play, unknown host).
-
-    ``hostvars`` is Ansible's lazy HostVars in a play, a plain dict in tests. Ansible's answers an
-    unknown host with an undefined marker rather than a KeyError, hence the membership test first.
-    """
-    if host not in hostvars:
-        return None
-    variables = hostvars[host]
-    if not isinstance(variables, Mapping) or name not in variables:
-        return None
-    return variables[name]  # templated on access
 
 
 def host_result(hostvars, host, name):
