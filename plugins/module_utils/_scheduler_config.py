@@ -16,13 +16,19 @@ YAML: the document is read as kube-scheduler reads it (``_goyaml``: go-yaml v2's
 duplicate keys refused, sigs.k8s.io/yaml's JSON) and edited through ``_yamledit``, which
 splices our entry into the text and leaves every other byte alone (CRLF, BOM, ``---``/``...``,
 comments, indentation, ``extenders: []``, JSON). Our entry carries a marker comment
-(``# baremetal.k3s extender: <name>``) that finds it again whatever its URL; in a flow or
-JSON document, where no comment can stand, it is found by its ``urlPrefix``.
+(``# baremetal.k3s extender: <name>``) that finds it again whatever its URL. In a flow or JSON
+list, where no comment can stand, the module keeps a *record* instead (``RECORD_DIR``, one JSON
+file per scheduler config, written with the config and removed when the last of our unmarked
+entries goes): each name with the entry as written. An entry is ours by the record only while
+it is exactly as written, and only one entry is; an entry another hand changed is no longer ours
+and is never removed. Without a record (a file of an older version, or written by hand), a
+listed extender finds its entry by its ``urlPrefix``.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import posixpath
 import re
@@ -1295,8 +1301,9 @@ def key_marker(name):
     return '# baremetal.k3s: extenders added for %s' % name
 
 
-def find_ours(doc, data, name, url):
-    """(index, how) of our extender in ``extenders``: by its marker comment, else by its urlPrefix; (None, None)."""
+def find_ours(doc, data, name, url, record=None):
+    """(index, how) of our extender in ``extenders``: by its marker comment, else by the record (``record``: {name:
+    entry as written}), else by its urlPrefix; (None, None)."""
     if not isinstance(data.get('extenders'), list):
         return None, None
     marked = doc.find_marked('extenders', item_marker(name)) if doc.find('extenders') is not None else []
@@ -1305,6 +1312,9 @@ def find_ours(doc, data, name, url):
                                    'again' % (len(marked), item_marker(name)))
     if marked:
         return marked[0], 'marker'
+    recorded = recorded_entries(doc, data, record)
+    if name in recorded:
+        return recorded[name], 'record'
     by_url = [i for i, e in enumerate(data['extenders']) if isinstance(e, dict) and e.get('urlPrefix') == url]
     if len(by_url) > 1:
         raise SchedulerConfigError('the extenders list holds %d entries with urlPrefix %s; kube-scheduler would call it '
@@ -1319,14 +1329,29 @@ def _edit(fn, *args, **kw):
         raise SchedulerConfigError('%s. Nothing was changed.' % e)
 
 
-def edit(before, params, exists=None, isdir=None):
+def edit(before, params, exists=None, isdir=None, record=None):
     """The new bytes of the file (``after``, None to delete it) and the facts, for ``before`` (bytes or None).
 
     ``params``: state, name, extender, api_version, kubernetes_version, kubeconfig, leader_elect.
+    ``record``: {name: entry as written} of our entries without a marker (the record file's ``extenders``); the
+    result's ``record`` is the record after the edit (the same when the file does not change).
     Pure: ``exists`` and ``isdir`` answer about paths on the node (the caller's View). Raises SchedulerConfigError.
     """
+    record = dict(record or {})
     if params.get('extenders') is not None:
-        return edit_many(before, params, exists=exists, isdir=isdir)
+        result = edit_many(before, params, exists=exists, isdir=isdir, record=record)
+    else:
+        result = _edit_one(before, params, exists=exists, isdir=isdir, record=record)
+    candidates = result.pop('record_candidates', record)
+    if result['after'] == before:
+        result['record'] = record  # nothing written: the record stays as it is (no change without a write)
+    else:
+        result['record'] = record_after(result['after'], candidates)
+    return result
+
+
+def _edit_one(before, params, exists=None, isdir=None, record=None):
+    """``edit`` for the ``extender`` option (one extender, ``name``)."""
     files = NodeFiles(exists or _no_node, isdir)
     state = params.get('state') or 'present'
     name = params.get('name') or DEFAULT_NAME
@@ -1344,9 +1369,10 @@ def edit(before, params, exists=None, isdir=None):
         return _finish(result, before, text, kubernetes_version, files) if converted is not None else result
     _keep_api_version(params, version, result)
     doc = _edit(yamledit.Document, text, name=params.get('path') or 'the file')
-    index, how = find_ours(doc, data, name, url)
+    index, how = find_ours(doc, data, name, url, record)
     marked = _accepts_marker(doc)
     if state == 'present':
+        result['record_candidates'] = dict(record, **{name: ours})
         current = data['extenders'][index] if index is not None else None
         if current == ours and (how == 'marker' or not marked):
             result['extenders'] = extender_urls(data)
@@ -1354,6 +1380,7 @@ def edit(before, params, exists=None, isdir=None):
             return _finish(result, before, text, kubernetes_version, files)
         _put_ours(doc, data, name, ours, (index, how), marked)
     else:
+        result['record_candidates'] = {n: e for n, e in record.items() if n != name}
         if index is None:
             result['extenders'] = extender_urls(data)
             return _finish(result, before, text, kubernetes_version, files) if converted is not None else result
@@ -1442,9 +1469,29 @@ def marked_entries(doc):
     return out
 
 
-def _find_listed(doc, data, name, url):
-    """(index, how) of the listed extender ``name``: by its marker, else by its urlPrefix among the entries no
-    marker claims (a hand-written one, or one of an older version); (None, None)."""
+def recorded_entries(doc, data, record, marked=None):
+    """{name: index} of the entries of ``extenders`` the record (``record``: {name: entry as written}) makes ours: for
+    each recorded name no marker claims, the one entry no marker claims that is exactly as written. An entry changed
+    since, or two alike, are nobody's: they are never edited or removed as ours."""
+    entries = data.get('extenders') if isinstance(data, dict) else None
+    if not record or not isinstance(entries, list):
+        return {}
+    if marked is None:
+        marked = marked_entries(doc)
+    claimed = {i for indices in marked.values() for i in indices}
+    out = {}
+    for name, written in sorted(record.items()):
+        if name in marked:
+            continue
+        alike = [i for i, e in enumerate(entries) if i not in claimed and e == written]
+        if len(alike) == 1 and alike[0] not in out.values():
+            out[name] = alike[0]
+    return out
+
+
+def _find_listed(doc, data, name, url, record=None):
+    """(index, how) of the listed extender ``name``: by its marker, else by the record, else by its urlPrefix among
+    the entries no marker or record claims (a hand-written one, or one of an older version); (None, None)."""
     if not isinstance(data.get('extenders'), list):
         return None, None
     marked = marked_entries(doc)
@@ -1453,7 +1500,10 @@ def _find_listed(doc, data, name, url):
                                    'again' % (len(marked[name]), item_marker(name)))
     if marked.get(name):
         return marked[name][0], 'marker'
-    claimed = {i for indices in marked.values() for i in indices}
+    recorded = recorded_entries(doc, data, record, marked)
+    if name in recorded:
+        return recorded[name], 'record'
+    claimed = {i for indices in marked.values() for i in indices} | set(recorded.values())
     by_url = [i for i, e in enumerate(data['extenders'])
               if i not in claimed and isinstance(e, dict) and e.get('urlPrefix') == url]
     if len(by_url) > 1:
@@ -1462,11 +1512,13 @@ def _find_listed(doc, data, name, url):
     return (by_url[0], 'url') if by_url else (None, None)
 
 
-def _foreign_binder(doc, data, wanted):
+def _foreign_binder(doc, data, wanted, record=None):
     """The urlPrefix of an entry that stays in the file (not ours, not taken over) and binds; None."""
     if not isinstance(data.get('extenders'), list):
         return None
-    claimed = {i for indices in marked_entries(doc).values() for i in indices}
+    marked = marked_entries(doc)
+    claimed = {i for indices in marked.values() for i in indices}
+    claimed |= set(recorded_entries(doc, data, record, marked).values())
     urls = {ours['urlPrefix'] for _name, ours in wanted}
     for i, e in enumerate(data['extenders']):
         if i not in claimed and isinstance(e, dict) and e.get('urlPrefix') not in urls and e.get('bindVerb'):
@@ -1474,11 +1526,13 @@ def _foreign_binder(doc, data, wanted):
     return None
 
 
-def edit_many(before, params, exists=None, isdir=None):
+def edit_many(before, params, exists=None, isdir=None, record=None):
     """``edit`` for the ``extenders`` list: with state=present our marked entries become exactly the list (new ones
     added, changed ones replaced in place, marked ones not listed removed); with state=absent every listed one is
     removed. Entries without our marker are never touched, unless a listed extender takes one over by its urlPrefix.
-    The whole list is checked first. Pure, like ``edit``."""
+    The whole list is checked first. In a flow or JSON list the record (``record``) stands for the marker.
+    Pure, like ``edit``."""
+    record = dict(record or {})
     files = NodeFiles(exists or _no_node, isdir)
     state = params.get('state') or 'present'
     items = params.get('extenders')
@@ -1505,7 +1559,8 @@ def edit_many(before, params, exists=None, isdir=None):
     _keep_api_version(params, version, result)
     doc = _edit(yamledit.Document, text, name=params.get('path') or 'the file')
     if state == 'present':
-        binder = _foreign_binder(doc, data, wanted)
+        result['record_candidates'] = dict(wanted)
+        binder = _foreign_binder(doc, data, wanted, record)
         for i, (_name, ours) in enumerate(wanted):
             if binder and ours.get('bindVerb'):
                 raise SchedulerConfigError(
@@ -1515,20 +1570,28 @@ def edit_many(before, params, exists=None, isdir=None):
         for name in [n for n in marked_entries(doc) if n not in listed]:
             _edit(doc.remove, ('extenders', marked_entries(doc)[name][0]), comment=item_marker(name))
             changes['removed'].append(name)
+        for name in sorted(n for n in record if n not in listed):  # ours without a marker (flow or JSON), no longer listed
+            index = recorded_entries(doc, load_strict(doc.text), record).get(name)
+            if index is not None:
+                _edit(doc.remove, ('extenders', index))
+                changes['removed'].append(name)
         for name, ours in wanted:
             data = load_strict(doc.text)
-            index, how = _find_listed(doc, data, name, ours['urlPrefix'])
+            index, how = _find_listed(doc, data, name, ours['urlPrefix'], record)
             marked = _accepts_marker(doc)
-            if index is not None and data['extenders'][index] == ours and (how == 'marker' or not marked):
+            if index is not None and data['extenders'][index] == ours and (how in ('marker', 'record') or not marked):
                 continue
             _put_ours(doc, data, name, ours, (index, how), marked)
+            record.pop(name, None)  # written again: the record of the old entry no longer finds it
             changes['changed' if index is not None else 'added'].append(name)
     else:
+        listed = {name for name, _ours in wanted}
+        result['record_candidates'] = {n: e for n, e in record.items() if n not in listed}
         for name, ours in wanted:
-            index, how = _find_listed(doc, load_strict(doc.text), name, ours['urlPrefix'])
+            index, how = _find_listed(doc, load_strict(doc.text), name, ours['urlPrefix'], record)
             if index is None:
                 continue
-            _edit(doc.remove, ('extenders', index), comment=item_marker(name) if how == 'marker' else True)
+            _edit(doc.remove, ('extenders', index), comment=_comment_of(name, how))
             changes['removed'].append(name)
         if not changes['removed']:
             result['extenders'] = extender_urls(data)
@@ -1620,7 +1683,7 @@ def _put_ours(doc, data, name, ours, found, marked):
 
     ``marked``: whether the document could hold our marker comment before this edit."""
     index, how = found
-    if index is not None and how == 'marker':
+    if index is not None and (how == 'marker' or (how == 'record' and not marked)):
         _edit(doc.replace, ('extenders', index), ours)
         return
     if index is not None:  # an entry found by its URL only (an older version of this module, or hand-written)
@@ -1641,10 +1704,16 @@ def _put_ours(doc, data, name, ours, found, marked):
 
 def _take_ours(doc, name, index, how):
     """Our entry out of ``doc`` (and the key we added). True when nothing but ours was in the file: delete it."""
-    _edit(doc.remove, ('extenders', index), comment=item_marker(name) if how == 'marker' else True)
+    _edit(doc.remove, ('extenders', index), comment=_comment_of(name, how))
     if not doc.get('extenders') and key_marker(name) in _comments_above(doc, 'extenders'):
         _edit(doc.remove, 'extenders', comment=key_marker(name))
     return _has_marker(doc.text) and _only_ours_left(load_strict(doc.text))
+
+
+def _comment_of(name, how):
+    """What ``remove`` takes out above our entry found ``how``: its marker; every comment above an entry found by its
+    urlPrefix (as an older version wrote it); nothing above one found by the record (we wrote none)."""
+    return {'marker': item_marker(name), 'record': None}.get(how, True)
 
 
 def _comments_above(doc, key):
@@ -1659,6 +1728,56 @@ def _finish(result, before, text, kubernetes_version, files):
     return result
 
 
+# ---------------------------------------------------------------- the record (our entries where no marker can stand)
+RECORD_DIR = '/var/lib/baremetal-k3s/scheduler-config'
+RECORD_COMMENT = ('The extenders baremetal.k3s.scheduler_config wrote into this scheduler config where no marker comment '
+                  'can stand (a flow or JSON list), each as written: such an entry is ours only while it is exactly '
+                  'so. Removed with the last of them.')
+
+
+def record_path(config_path):
+    """The record of the scheduler config ``config_path`` (as resolved on the node)."""
+    digest = hashlib.sha256(config_path.encode('utf-8')).hexdigest()[:16]
+    return posixpath.join(RECORD_DIR, 'extenders-%s.json' % digest)
+
+
+def parse_record(data, config_path, where):
+    """{name: entry} of the record's bytes ``data`` (None: no record). Raises SchedulerConfigError for a record
+    that is not ours or not readable."""
+    if data is None:
+        return {}
+    try:
+        doc = json.loads(data.decode('utf-8'))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise SchedulerConfigError('%s is not a record of this module (%s); nothing was changed. Remove it: the entries it '
+                                   'names stay in %s, where a run then finds them by their urlPrefix' % (where, e, config_path))
+    entries = doc.get('extenders') if isinstance(doc, dict) else None
+    if not isinstance(entries, dict) or doc.get('path') != config_path or \
+            not all(isinstance(k, str) and isinstance(v, dict) for k, v in entries.items()):
+        raise SchedulerConfigError('%s is not a record of this module for %s; nothing was changed. Remove it: the entries it '
+                                   'names stay in the file, where a run then finds them by their urlPrefix' % (where, config_path))
+    return entries
+
+
+def render_record(entries, config_path):
+    """The record's bytes for {name: entry}; None (no record) when empty."""
+    if not entries:
+        return None
+    doc = {'comment': RECORD_COMMENT, 'path': config_path, 'extenders': entries}
+    return (json.dumps(doc, indent=2, sort_keys=True) + '\n').encode('utf-8')
+
+
+def record_after(after, candidates):
+    """The record once the file holds ``after``: each of ``candidates`` ({name: entry as written}) that the file holds
+    exactly once without a marker (a marked entry needs no record). {} when the file is gone."""
+    if after is None or not candidates:
+        return {}
+    text = after.decode('utf-8')
+    doc = _edit(yamledit.Document, text)
+    data = load_strict(text)
+    return {name: candidates[name] for name in recorded_entries(doc, data, candidates)}
+
+
 def plan(view, params):
     """The Plan of ``baremetal.k3s.scheduler_config``: the scheduler config with our extender in or out."""
     path = params['path']
@@ -1669,10 +1788,17 @@ def plan(view, params):
     if params.get('kubeconfig') and not posixpath.isabs(params['kubeconfig']):
         raise SchedulerConfigError('kubeconfig %s must be an absolute path' % params['kubeconfig'])
     before = view.read(path)
-    result = edit(before, params, exists=view.exists, isdir=view.isdir)
+    real = view.realpath(path)
+    rpath = record_path(real)
+    record_before = view.read(rpath)
+    record = parse_record(record_before, real, rpath)
+    result = edit(before, params, exists=view.exists, isdir=view.isdir, record=record)
     new = before is None
     change = Change(path, before, result.pop('after'), mode=0o600 if new else None, owner='root' if new else None,
                     group='root' if new else None)
+    new_record = result.pop('record')
+    record_change = Change(rpath, record_before, record_before if new_record == record else render_record(new_record, real),
+                           mode=0o600, owner='root', group='root')
     result.pop('changed')
     result['path'] = path
     result['name'] = None if params.get('extenders') is not None else (params.get('name') or DEFAULT_NAME)
@@ -1682,7 +1808,7 @@ def plan(view, params):
         warnings.append('%s: converted from %s to %s, as kube-scheduler %s no longer reads %s (the previous file is kept as '
                         'the backup): %s' % (path, conversion['from'], conversion['to'], params.get('kubernetes_version'),
                                              conversion['from'], '; '.join(conversion['changes'])))
-    return Plan([change], result, warnings)
+    return Plan([change, record_change], result, warnings)
 
 
 def _final_check(text, kubernetes_version, files):

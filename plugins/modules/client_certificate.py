@@ -36,6 +36,8 @@ requirements:
     and create and replace clusterrolebindings (the admin kubeconfig)
 extends_documentation_fragment:
   - baremetal.k3s._attributes
+  - baremetal.k3s._kubectl
+  - baremetal.k3s._kubectl.KUBECTL
 attributes:
   check_mode:
     support: full
@@ -48,20 +50,6 @@ attributes:
     support: N/A
     platforms: posix
 options:
-  kubectl:
-    description:
-      - The kubectl command, as a list of words - V([/usr/local/bin/k3s, kubectl]) on k3s,
-        V([/var/lib/rancher/rke2/bin/kubectl]) on RKE2, V([/usr/bin/kubectl]) on kubeadm.
-      - M(baremetal.k3s.k3s_info) returns the platform's as RV(baremetal.k3s.k3s_info#module:kubectl).
-    type: list
-    elements: str
-    required: true
-  kubeconfig:
-    description:
-      - The kubeconfig kubectl uses, the platform's admin kubeconfig (C(/etc/rancher/k3s/k3s.yaml);
-        M(baremetal.k3s.k3s_info) RV(baremetal.k3s.k3s_info#module:admin_kubeconfig)).
-      - When not given, kubectl's own default.
-    type: path
   csr:
     description:
       - The certificate signing request, in PEM (C(-----BEGIN CERTIFICATE REQUEST-----)), as

@@ -35,6 +35,7 @@ requirements:
   - kubectl on the node, and a kubeconfig that may read and update ConfigMaps in C(kube-system)
 extends_documentation_fragment:
   - baremetal.k3s._attributes
+  - baremetal.k3s._kubectl
 attributes:
   check_mode:
     support: full
@@ -52,9 +53,6 @@ options:
     type: list
     elements: str
     default: [kubectl]
-  kubeconfig:
-    description: The kubeconfig kubectl uses, for example kubeadm's C(/etc/kubernetes/admin.conf).
-    type: path
   name:
     description: Name of the ConfigMap.
     type: str

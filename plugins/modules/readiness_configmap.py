@@ -33,6 +33,8 @@ requirements:
   - the platform's kubectl on the node, and a kubeconfig that may read and write ConfigMaps in O(namespace)
 extends_documentation_fragment:
   - baremetal.k3s._attributes
+  - baremetal.k3s._kubectl
+  - baremetal.k3s._kubectl.KUBECTL
 attributes:
   check_mode:
     support: full
@@ -45,19 +47,6 @@ attributes:
     support: N/A
     platforms: posix
 options:
-  kubectl:
-    description:
-      - The kubectl command, as a list of words - V([/usr/local/bin/k3s, kubectl]) on k3s,
-        V([/var/lib/rancher/rke2/bin/kubectl]) on RKE2, V([/usr/bin/kubectl]) on kubeadm.
-      - M(baremetal.k3s.k3s_info) returns the platform's as RV(baremetal.k3s.k3s_info#module:kubectl).
-    type: list
-    elements: str
-    required: true
-  kubeconfig:
-    description:
-      - The kubeconfig kubectl uses, for example the platform's admin kubeconfig C(/etc/rancher/k3s/k3s.yaml).
-      - When not given, kubectl's own default (C(k3s kubectl) reads C(/etc/rancher/k3s/k3s.yaml)).
-    type: path
   name:
     description: Name of the ConfigMap.
     type: str

@@ -14,9 +14,16 @@ description:
   - Adds, updates or removes one scheduler extender in the file kube-scheduler reads with C(--config) (on k3s and RKE2
     given as C(--kube-scheduler-arg=config=PATH)).
   - "Our entry carries a marker comment, C(# baremetal.k3s extender: <name>) (O(name)), which finds it again whatever
-    its URL - a new port or C(https) replaces the entry instead of adding a second one - and with O(state=absent). In
-    a flow-style list or a JSON file, where no comment can stand, and for an entry written by hand or by an older
-    version, it is found by its C(urlPrefix); such an entry is replaced by a marked one at the end of the list."
+    its URL - a new port or C(https) replaces the entry instead of adding a second one - and with O(state=absent). An
+    entry written by hand or by an older version is found by its C(urlPrefix); such an entry is replaced by a marked
+    one at the end of the list."
+  - "In a flow-style list or a JSON file, where no comment can stand, the module keeps a record of the entries it
+    wrote there instead: C(/var/lib/baremetal-k3s/scheduler-config/extenders-<hash of the path>.json), mode C(0600),
+    each name with its entry as written, changed only together with the file (and returned in RV(files) with it), and
+    removed with the last of those entries, so that uninstalling gives the file back byte for byte and leaves nothing
+    behind. An entry is ours by the record only while it is exactly as written and the only one so: an entry someone
+    changed since, or a copy of it, is never changed or removed as ours. Without a record, the entry is found by its
+    C(urlPrefix) as above."
   - "Every byte the module does not own is kept - other extenders and profiles, comments, order, line endings (CRLF),
     a byte order mark, C(---)/C(...) markers, indentation, trailing spaces, C(extenders: []), a JSON file stays JSON.
     The new entry is written in the style of its surroundings, and removing it gives back the file byte for byte."
@@ -145,12 +152,13 @@ options:
     description:
       - Several extenders of ours at once, in one change of the file. Each item is O(extender)'s options plus its
         C(name), the name in its marker comment. Mutually exclusive with O(name) and O(extender).
-      - "With O(state=present) the entries carrying our marker become exactly this list: a new one is added, a changed
-        one replaced in place, and a marked entry whose name is not listed is removed - so taking one out of the list
-        removes it alone. An entry without our marker (another tool's, or written by hand) is never touched, unless a
-        listed extender takes it over by its C(urlPrefix), as O(extender) does. The list must not be empty."
-      - With O(state=absent) every listed extender is removed (found by its marker, else by its C(url_prefix)); the
-        others stay. Removing the last of ours gives the file back byte for byte.
+      - "With O(state=present) the entries carrying our marker (in a flow-style or JSON list, those the record names
+        and still exactly as written) become exactly this list: a new one is added, a changed one replaced in place,
+        and one of ours whose name is not listed is removed - so taking one out of the list removes it alone. An entry
+        without our marker or record (another tool's, or written by hand) is never touched, unless a listed extender
+        takes it over by its C(urlPrefix), as O(extender) does. The list must not be empty."
+      - With O(state=absent) every listed extender is removed (found by its marker or the record, else by its
+        C(url_prefix)); the others stay. Removing the last of ours gives the file back byte for byte.
       - "The whole list is checked before anything is written, each error naming its item (C(extenders[1].url_prefix)):
         names given once, each C(urlPrefix) once, at most one extender of the whole resulting file with a C(bind_verb),
         and every option as for O(extender)."
@@ -431,7 +439,8 @@ extender_changes:
   sample: {added: [gpu-share], changed: [], removed: [old-extender]}
 files:
   description:
-    - One entry per file changed, so a caller can undo exactly this run (module M(baremetal.k3s.rollback)).
+    - One entry per file changed, so a caller can undo exactly this run (module M(baremetal.k3s.rollback)) - the
+      scheduler config, and the record of our entries in a flow-style or JSON list when it changed.
   returned: always
   type: list
   elements: dict
@@ -474,6 +483,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
 from ansible_collections.baremetal.k3s.plugins.module_utils import _static_pod as sp
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
 
 TLS_SPEC = dict(
     insecure=dict(type='bool'),
@@ -541,10 +551,19 @@ def main():
         return plan
 
     try:
-        result = _io.locked_apply(module, planned, paths=[params['path']], backup=backup, backup_dir=params['backup_dir'])
+        result = _io.locked_apply(module, planned, paths=[params['path'], _record_path(view, params['path'])], backup=backup,
+                                  backup_dir=params['backup_dir'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, path=params['path'], **getattr(e, 'details', {}))
     module.exit_json(**result)
+
+
+def _record_path(view, path):
+    """The record of our entries in a flow-style or JSON list of ``path`` (its lock is taken with the file's)."""
+    try:
+        return sc.record_path(view.realpath(path))
+    except (TypeError, AttributeError, ViewError, OSError):
+        return None  # not an absolute path: the plan refuses it
 
 
 def _would_convert(view, params):

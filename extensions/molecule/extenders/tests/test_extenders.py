@@ -64,3 +64,14 @@ def test_the_single_extender_variables_still_work():
     assert record['config'] == before['config']
     assert node['ready'] is True and node['drifted'] is False, node
     assert [e['url'] for e in node['extenders']] == [A[1]]
+
+
+def test_a_one_item_list_and_the_single_variables_are_the_same_entry():
+    # single -> one-item list (name and URL only) -> single: nothing changes, k3s never starts
+    before, dummy = _step('single')
+    for name in ('list-short', 'single-again'):
+        record, node = _step(name)
+        assert record['starts'] == 0, '%s: k3s started %d times' % (name, record['starts'])
+        assert record['config'] == before['config'], name
+        assert node['ready'] is True and node['drifted'] is False, (name, node)
+        assert [e['url'] for e in node['extenders']] == [A[1]], name
