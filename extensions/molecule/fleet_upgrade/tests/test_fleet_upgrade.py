@@ -44,9 +44,15 @@ def _sha(name):
         return f.read().strip()
 
 
-def _results(run, host):
-    """(task name, result) of every task that ran on the host, in order."""
-    return [(t['task']['name'], t['hosts'][host]) for play in run['plays'] for t in play['tasks'] if host in t['hosts']]
+CHECK_PLAY = "Check every node's new binary before any node changes"
+CHECK_STOP = 'Stop the run before any node changes, naming every refused node and why'
+
+
+def _results(run, host, rollout_only=False):
+    """(task name, result) of every task that ran on the host, in order (rollout_only: not in the first play, the
+    fleet-wide check, which fetches and checks every node's new binary and changes nothing)."""
+    return [(t['task']['name'], t['hosts'][host]) for play in run['plays'] for t in play['tasks']
+            if host in t['hosts'] and not (rollout_only and play['play']['name'] == CHECK_PLAY)]
 
 
 def _failures(run):
@@ -60,7 +66,8 @@ def _time(text):
 
 def _span(run, host):
     times = [(_time(t['task']['duration']['start']), _time(t['task']['duration']['end']))
-             for play in run['plays'] for t in play['tasks'] if host in t['hosts'] and 'end' in t['task']['duration']]
+             for play in run['plays'] if play['play']['name'] != CHECK_PLAY
+             for t in play['tasks'] if host in t['hosts'] and 'end' in t['task']['duration']]
     return (max(e for _s, e in times) - min(s for s, _e in times)).total_seconds()
 
 
@@ -96,7 +103,7 @@ def test_a_node_that_does_not_come_back_is_put_back_and_the_rollout_stops_there(
     assert nodes['bk3s-upgrade-agent-1'] == {'version': A, 'cordoned': False, 'ready': 'True'}, nodes
     assert hosts['bk3s-upgrade-agent-2'] == installed['bk3s-upgrade-agent-2'], hosts
     assert nodes['bk3s-upgrade-agent-2'] == {'version': A, 'cordoned': False, 'ready': 'True'}, nodes
-    assert not _results(run, 'bk3s-upgrade-agent-2'), 'agent-2 comes after the failed node: nothing may run there'
+    assert not _results(run, 'bk3s-upgrade-agent-2', rollout_only=True), 'agent-2 comes after the failed node: nothing may run there'
 
 
 def _sha_b():
@@ -129,20 +136,51 @@ def test_a_run_after_that_changes_nothing():
     assert _state('again') == _state('fixed')
 
 
+def _refusal(run):
+    """The fleet-wide check's one failure: (host it is reported on, its message)."""
+    stops = [(h, r) for play in run['plays'] for t in play['tasks'] if t['task']['name'] == CHECK_STOP
+             for h, r in t['hosts'].items() if r.get('failed')]
+    assert len(stops) == 1, stops
+    return stops[0][0], stops[0][1]['msg']
+
+
+def _refused_before_any_change(name, first, refused, want):
+    run = _run(name)
+    assert run['rc'] != 0, name
+    host, msg = _refusal(run)
+    print('fleet_upgrade: %s refused before any node changed (reported on %s): %s' % (name, host, json.dumps(msg, indent=1)))
+    # the first host of the play reports it, once; no other task failed (a node's refusal is noted, not failed)
+    assert host == first and {h: s['failures'] for h, s in run['stats'].items()} == {h: int(h == first) for h in run['stats']}, \
+        (name, run['stats'])
+    assert sorted(msg['refused']) == sorted(refused), (name, msg)
+    assert all(': ' in reason for reason in msg['refused'].values()), msg
+    assert msg['changed'].startswith('nothing'), msg
+    # no task of the rolling plays ran anywhere; no host reports a change (the scratch copies are not one)
+    assert not [h for h in SERVERS + AGENTS if _results(run, h, rollout_only=True)], name
+    assert all(s['changed'] == 0 for s in run['stats'].values()), (name, run['stats'])
+    assert _state(name) == want, name
+    return msg
+
+
 def test_a_downgrade_a_minor_skip_and_agents_newer_than_the_servers_are_refused_with_nothing_changed():
     want = _state('again')
-    for name, first in (('downgrade', SERVERS[0]), ('downgrade-check', SERVERS[0]), ('skip', SERVERS[0]),
-                        ('newer', AGENTS[0])):
-        run = _run(name)
-        assert run['rc'] != 0, name
-        failures = _failures(run)
-        assert [h for h, f in failures.items() if f] == [first], (name, failures)
-        task, result = failures[first][-1]
-        print('fleet_upgrade: %s refused on %s (%s): %s' % (name, first, task, result.get('msg')))
-        assert ': Refuse a downgrade' in task, (name, task, result)
-        # the refused node reports no change: the new binary's scratch copy is not one
-        assert run['stats'][first]['changed'] == 0, (name, run['stats'])
-        assert _state(name) == want, name
+    for name, first, refused in (('downgrade', SERVERS[0], SERVERS + AGENTS), ('downgrade-check', SERVERS[0], SERVERS + AGENTS),
+                                 ('skip', SERVERS[0], SERVERS + AGENTS), ('newer', AGENTS[0], AGENTS)):
+        msg = _refused_before_any_change(name, first, refused, want)
+        for h in refused:
+            assert 'Refuse a downgrade' in msg['refused'][h], (name, h, msg)
+
+
+def test_a_bad_agent_binary_is_refused_before_any_server_changes():
+    # the servers and agent-2 given B2, agent-1 an agent binary newer than B2: without the fleet-wide check the
+    # servers would be upgraded first; agent-2 (B2, newer than the servers run, not than their new binary) passes
+    msg = _refused_before_any_change('bad-agent', SERVERS[0], [AGENTS[0]], _state('again'))
+    reason = msg['refused'][AGENTS[0]]
+    assert 'Refuse a downgrade' in reason and B2 in reason, reason
+    hosts, dummy, dummy = _state('bad-agent')
+    again, dummy, dummy = _state('again')
+    for h in SERVERS:
+        assert hosts[h]['sha256'] == _sha_b() and hosts[h]['invocation'] == again[h]['invocation'], (h, hosts[h])
 
 
 def test_an_upgrade_stopped_before_the_restart_is_finished_by_the_next_run():
