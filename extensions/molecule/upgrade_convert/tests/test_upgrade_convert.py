@@ -89,10 +89,13 @@ def test_check_shows_the_conversion_and_writes_nothing():
 
 
 def test_a_config_that_cannot_be_converted_stops_before_the_swap():
+    # the playbook's first play checks every node (the refusal noted), then one task stops the run naming it
     failed = _failed('refused')
     assert [item[0] for item in failed] == ['Refuse a scheduler config the new version no longer reads and that cannot be '
-                                            'converted to v1 (shown under --check)'], failed
+                                            'converted to v1 (shown under --check)',
+                                            'Stop the run before any node changes, naming every refused node and why'], failed
     assert 'SelectorSpread' in failed[0][1]['msg'], failed[0][1]['msg']
+    assert 'SelectorSpread' in json.dumps(failed[1][1]['msg']), failed[1][1]['msg']
     names = [item[0] for item in _results('refused')]
     assert 'Cordon the node' not in names and 'Swap the binary atomically, keeping the old one as k3s.previous' not in names
     after = _state('refused')
