@@ -19,6 +19,7 @@ import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import View
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import SCHEDULER_KUBECONFIG
 
 import installer  # pylint: disable=import-error
 
@@ -224,3 +225,10 @@ class FakeNode:
 @pytest.fixture
 def node(tmp_path, monkeypatch):
     return FakeNode(tmp_path / 'root', monkeypatch)
+
+
+@pytest.fixture
+def scheduler_node(node):
+    """A k3s server: the fake node with the scheduler's kubeconfig in place."""
+    node.write(SCHEDULER_KUBECONFIG, 'apiVersion: v1\nkind: Config\n')
+    return node

@@ -9,12 +9,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from ansible_collections.baremetal.k3s.plugins.modules import scheduler_config
 
-from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
-from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node, scheduler_node  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import SCHEDULER_KUBECONFIG as KUBECONFIG, run_scheduler_config
 
-KUBECONFIG = '/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig'
 PATH = '/etc/rancher/k3s/kube-scheduler/config.yaml'
 A = {'name': 'csi-baremetal', 'url_prefix': 'http://127.0.0.1:8889', 'filter_verb': 'filter', 'prioritize_verb': 'prioritize',
      'weight': 1, 'http_timeout': '15s', 'ignorable': True}
@@ -31,118 +29,110 @@ FOREIGN = ('# the operator\'s file\n'
            '  filterVerb: filter\n' % KUBECONFIG)
 
 
-@pytest.fixture
-def env(node):
-    node.write(KUBECONFIG, 'apiVersion: v1\nkind: Config\n')
-    return node
-
-
-def read(env):
-    data = env.read(PATH)
+def read(scheduler_node):
+    data = scheduler_node.read(PATH)
     return None if data is None else data.decode('utf-8')
 
 
-def run(env, extenders, **kw):
-    params = {'path': PATH, 'extenders': extenders, 'kubeconfig': KUBECONFIG}
-    params.update(kw)
-    return run_module(scheduler_config, params)
+def run(extenders, **kw):
+    return run_scheduler_config(PATH, extenders, **kw)
 
 
-def urls(env):
-    return [e['urlPrefix'] for e in yaml.safe_load(read(env))['extenders']]
+def urls(scheduler_node):
+    return [e['urlPrefix'] for e in yaml.safe_load(read(scheduler_node))['extenders']]
 
 
-def test_add_two_then_idempotent(env):
-    env.write(PATH, FOREIGN)
-    failed, result = run(env, [A, B])
+def test_add_two_then_idempotent(scheduler_node):
+    scheduler_node.write(PATH, FOREIGN)
+    failed, result = run([A, B])
     assert not failed, result
     assert result['changed'] and result['extender_changes'] == {'added': ['csi-baremetal', 'gpu-share'], 'changed': [], 'removed': []}
     assert result['names'] == ['csi-baremetal', 'gpu-share'] and result['name'] is None
-    text = read(env)
+    text = read(scheduler_node)
     assert text.startswith(FOREIGN)
     assert '# baremetal.k3s extender: csi-baremetal\n- urlPrefix: http://127.0.0.1:8889\n' in text
     assert '# baremetal.k3s extender: gpu-share\n- urlPrefix: http://127.0.0.1:12345\n' in text
-    assert result['extenders'] == urls(env) == ['http://theirs:1234', 'http://127.0.0.1:8889', 'http://127.0.0.1:12345']
-    failed, again = run(env, [A, B])
+    assert result['extenders'] == urls(scheduler_node) == ['http://theirs:1234', 'http://127.0.0.1:8889', 'http://127.0.0.1:12345']
+    failed, again = run([A, B])
     assert not failed and not again['changed'] and again['files'] == []
     assert again['extender_changes'] == {'added': [], 'changed': [], 'removed': []}
 
 
-def test_change_one_replaces_it_in_place_and_leaves_the_others(env):
-    env.write(PATH, FOREIGN)
-    assert not run(env, [A, B])[0]
-    before = read(env)
-    failed, result = run(env, [A, dict(B, url_prefix='https://127.0.0.1:12346', http_timeout='5s')])
+def test_change_one_replaces_it_in_place_and_leaves_the_others(scheduler_node):
+    scheduler_node.write(PATH, FOREIGN)
+    assert not run([A, B])[0]
+    before = read(scheduler_node)
+    failed, result = run([A, dict(B, url_prefix='https://127.0.0.1:12346', http_timeout='5s')])
     assert not failed, result
     assert result['extender_changes'] == {'added': [], 'changed': ['gpu-share'], 'removed': []}
-    after = read(env)
+    after = read(scheduler_node)
     head = before.split('# baremetal.k3s extender: gpu-share')[0]
     assert after.startswith(head)  # the foreign entry and csi-baremetal's, byte for byte
-    assert urls(env) == ['http://theirs:1234', 'http://127.0.0.1:8889', 'https://127.0.0.1:12346']
+    assert urls(scheduler_node) == ['http://theirs:1234', 'http://127.0.0.1:8889', 'https://127.0.0.1:12346']
     assert yaml.safe_load(after)['extenders'][2]['httpTimeout'] == '5s'
 
 
-def test_removing_one_from_the_list_removes_it_alone(env):
-    env.write(PATH, FOREIGN)
-    assert not run(env, [A, B, C])[0]
-    failed, result = run(env, [A, C])
+def test_removing_one_from_the_list_removes_it_alone(scheduler_node):
+    scheduler_node.write(PATH, FOREIGN)
+    assert not run([A, B, C])[0]
+    failed, result = run([A, C])
     assert not failed, result
     assert result['extender_changes'] == {'added': [], 'changed': [], 'removed': ['gpu-share']}
-    text = read(env)
-    assert urls(env) == ['http://theirs:1234', 'http://127.0.0.1:8889', 'http://127.0.0.1:9000']
+    text = read(scheduler_node)
+    assert urls(scheduler_node) == ['http://theirs:1234', 'http://127.0.0.1:8889', 'http://127.0.0.1:9000']
     assert 'gpu-share' not in text and '# hands off' in text
     # and what is left is exactly as if only those two had been added
-    env.write(PATH, FOREIGN)
-    assert not run(env, [A, C])[0]
-    assert read(env) == text
+    scheduler_node.write(PATH, FOREIGN)
+    assert not run([A, C])[0]
+    assert read(scheduler_node) == text
 
 
-def test_a_foreign_entry_is_never_touched_and_absent_gives_the_bytes_back(env):
-    env.write(PATH, FOREIGN)
-    assert not run(env, [A, B])[0]
-    failed, result = run(env, [A, B], state='absent')
+def test_a_foreign_entry_is_never_touched_and_absent_gives_the_bytes_back(scheduler_node):
+    scheduler_node.write(PATH, FOREIGN)
+    assert not run([A, B])[0]
+    failed, result = run([A, B], state='absent')
     assert not failed, result
     assert result['changed'] and not result['removed'] and result['exists']
     assert result['extender_changes']['removed'] == ['csi-baremetal', 'gpu-share']
-    assert read(env) == FOREIGN
-    failed, nothing = run(env, [A, B], state='absent')
-    assert not failed and not nothing['changed'] and read(env) == FOREIGN
+    assert read(scheduler_node) == FOREIGN
+    failed, nothing = run([A, B], state='absent')
+    assert not failed and not nothing['changed'] and read(scheduler_node) == FOREIGN
 
 
-def test_absent_of_one_keeps_the_other(env):
-    env.write(PATH, FOREIGN)
-    assert not run(env, [A, B])[0]
-    failed, result = run(env, [dict(name='gpu-share', url_prefix='http://unused:1')], state='absent')
+def test_absent_of_one_keeps_the_other(scheduler_node):
+    scheduler_node.write(PATH, FOREIGN)
+    assert not run([A, B])[0]
+    failed, result = run([dict(name='gpu-share', url_prefix='http://unused:1')], state='absent')
     assert not failed, result
-    assert urls(env) == ['http://theirs:1234', 'http://127.0.0.1:8889']
+    assert urls(scheduler_node) == ['http://theirs:1234', 'http://127.0.0.1:8889']
 
 
-def test_no_extenders_key_no_file_and_back(env):
+def test_no_extenders_key_no_file_and_back(scheduler_node):
     bare = FOREIGN.split('extenders:', maxsplit=1)[0]
-    env.write(PATH, bare)
-    assert not run(env, [A, B])[0]
-    assert '# baremetal.k3s: extenders added for csi-baremetal\nextenders:\n' in read(env)
+    scheduler_node.write(PATH, bare)
+    assert not run([A, B])[0]
+    assert '# baremetal.k3s: extenders added for csi-baremetal\nextenders:\n' in read(scheduler_node)
     # the name that added the key leaves the list; the key stays while others are in it
-    assert not run(env, [B])[0]
-    failed, result = run(env, [B], state='absent')
+    assert not run([B])[0]
+    failed, result = run([B], state='absent')
     assert not failed, result
-    assert read(env) == bare
+    assert read(scheduler_node) == bare
 
-    env.unlink(PATH)
-    failed, created = run(env, [A, B])
+    scheduler_node.unlink(PATH)
+    failed, created = run([A, B])
     assert not failed and created['created']
-    failed, gone = run(env, [B, A], state='absent')
-    assert not failed and gone['removed'] and not env.exists(PATH)
+    failed, gone = run([B, A], state='absent')
+    assert not failed and gone['removed'] and not scheduler_node.exists(PATH)
 
 
-def test_an_unmarked_entry_with_a_listed_url_is_taken_over(env):
-    env.write(PATH, FOREIGN + '- urlPrefix: %s\n  filterVerb: old\n' % A['url_prefix'])
-    failed, result = run(env, [A])
+def test_an_unmarked_entry_with_a_listed_url_is_taken_over(scheduler_node):
+    scheduler_node.write(PATH, FOREIGN + '- urlPrefix: %s\n  filterVerb: old\n' % A['url_prefix'])
+    failed, result = run([A])
     assert not failed, result
     assert result['extender_changes']['changed'] == ['csi-baremetal']
-    assert read(env).startswith(FOREIGN + '# baremetal.k3s extender: csi-baremetal\n- urlPrefix: http://127.0.0.1:8889\n')
-    assert urls(env) == ['http://theirs:1234', A['url_prefix']]
-    failed, again = run(env, [A])
+    assert read(scheduler_node).startswith(FOREIGN + '# baremetal.k3s extender: csi-baremetal\n- urlPrefix: http://127.0.0.1:8889\n')
+    assert urls(scheduler_node) == ['http://theirs:1234', A['url_prefix']]
+    failed, again = run([A])
     assert not failed and not again['changed']
 
 
@@ -156,36 +146,36 @@ def test_an_unmarked_entry_with_a_listed_url_is_taken_over(env):
     ([dict(A, name='two words')], "extenders[0].name 'two words' must be letters"),
     ([], 'extenders is empty'),
 ])
-def test_refusals_name_the_item_and_write_nothing(env, extenders, message):
-    env.write(PATH, FOREIGN)
-    failed, result = run(env, extenders)
+def test_refusals_name_the_item_and_write_nothing(scheduler_node, extenders, message):
+    scheduler_node.write(PATH, FOREIGN)
+    failed, result = run(extenders)
     assert failed and message in result['msg'], result
-    assert read(env) == FOREIGN
+    assert read(scheduler_node) == FOREIGN
 
 
-def test_a_foreign_binder_refuses_a_listed_binder(env):
+def test_a_foreign_binder_refuses_a_listed_binder(scheduler_node):
     text = FOREIGN.replace('  filterVerb: filter\n', '  bindVerb: bind\n')
-    env.write(PATH, text)
-    failed, result = run(env, [A, B])
+    scheduler_node.write(PATH, text)
+    failed, result = run([A, B])
     assert failed and "extenders[1].bind_verb: the file's extender http://theirs:1234 binds already" in result['msg'], result
-    assert read(env) == text
+    assert read(scheduler_node) == text
 
 
 @pytest.mark.parametrize('extra', [{'extender': {'url_prefix': 'http://x'}}, {'name': 'x'}])
-def test_extenders_is_exclusive_with_the_single_options(env, extra):
-    failed, result = run(env, [A], **extra)
+def test_extenders_is_exclusive_with_the_single_options(scheduler_node, extra):
+    failed, result = run([A], **extra)
     assert failed and 'mutually exclusive' in result['msg'], result
-    assert not env.exists(PATH)
+    assert not scheduler_node.exists(PATH)
 
 
-def test_a_new_name_never_takes_over_an_entry_another_marker_claims(env):
-    env.write(PATH, FOREIGN)
-    assert not run(env, [A, B])[0]
+def test_a_new_name_never_takes_over_an_entry_another_marker_claims(scheduler_node):
+    scheduler_node.write(PATH, FOREIGN)
+    assert not run([A, B])[0]
     # a new extender on gpu-share's old URL, gpu-share moved: the marked entry is gpu-share's, not the newcomer's
     new = dict(C, name='newcomer', url_prefix=B['url_prefix'])
-    failed, result = run(env, [A, new, dict(B, url_prefix='http://127.0.0.1:12399')])
+    failed, result = run([A, new, dict(B, url_prefix='http://127.0.0.1:12399')])
     assert not failed, result
     assert result['extender_changes'] == {'added': ['newcomer'], 'changed': ['gpu-share'], 'removed': []}
-    text = read(env)
+    text = read(scheduler_node)
     assert text.index('extender: gpu-share') < text.index('extender: newcomer')
-    assert urls(env) == ['http://theirs:1234', 'http://127.0.0.1:8889', 'http://127.0.0.1:12399', 'http://127.0.0.1:12345']
+    assert urls(scheduler_node) == ['http://theirs:1234', 'http://127.0.0.1:8889', 'http://127.0.0.1:12399', 'http://127.0.0.1:12345']

@@ -90,3 +90,16 @@ def module_fail(module, args, **kw):
     failed, result = run_module(module, args, **kw)
     assert failed, result
     return result['msg']
+
+
+# where k3s keeps the scheduler's kubeconfig, which scheduler_config checks a config names
+SCHEDULER_KUBECONFIG = '/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig'
+
+
+def run_scheduler_config(path, extenders=None, **params):
+    """scheduler_config on ``path`` with k3s's scheduler kubeconfig, and ``extenders`` when given."""
+    from ansible_collections.baremetal.k3s.plugins.modules import scheduler_config  # pylint: disable=import-outside-toplevel
+    params = dict({'path': path, 'kubeconfig': SCHEDULER_KUBECONFIG}, **params)
+    if extenders is not None:
+        params['extenders'] = extenders
+    return run_module(scheduler_config, params)
