@@ -659,6 +659,7 @@ def _plan(view, params, path, check_mode):
             if not same:
                 ed.append_arg(arg)
             _ensure_mounts(ed, needed, kinds, prefix, arg)
+            _drop_unlisted(ed, arg, needed, prefix, warnings)
     else:
         if same and not owned:
             warnings.append('%s is in the command of container %s but was not added by this module (no "%s" comment, no '
@@ -817,6 +818,22 @@ def _remove_mounts(ed, arg, needed, prefix, warnings):
             warnings.append('kept volume %s (%s): %s still needs it.' % (name, hp, still[0]))
             continue
         going.append((name, hp))
+    _drop_volumes(ed, going, warnings)
+
+
+def _drop_unlisted(ed, arg, needed, prefix, warnings):
+    """With ``arg`` present: the volumes of ours for ``arg`` whose path is no longer among ``needed`` go.
+
+    One of the extender's TLS files left out of ``mounts`` (its extender taken out of the list) is no
+    longer mounted. Only volumes whose owner comment names ``arg``: one without a comment may be anyone's.
+    """
+    _drop_volumes(ed, [(name, hp) for name, hp, owner in _our_volumes(ed.pod, prefix) if owner == arg and hp not in needed],
+                  warnings)
+
+
+def _drop_volumes(ed, going, warnings):
+    """Remove the volumes ``going`` ([(name, host path)]) and their mounts in our container; one another container mounts stays."""
+    pod = ed.pod
     for i, n, dummy, dummy2 in reversed(pod.mounts()):
         if any(n == name for name, dummy3 in going):
             ed.remove_item(ed.pod.cpath, 'volumeMounts', i)

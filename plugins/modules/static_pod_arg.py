@@ -83,6 +83,9 @@ options:
       - With O(state=present) every path (and the path in O(arg), see O(mount_arg_path)) must exist on the node, else the
         module fails and leaves the file untouched - the kubelet would refuse a C(File) or C(Directory) hostPath that does
         not exist, and the pod would never start.
+      - With O(state=present), a volume of ours for O(arg) whose path is no longer listed (an extender taken out of a
+        list, with its CA file) is removed with its mount. A volume without our comment above it (someone removed it) is
+        left alone.
       - With O(state=absent) not needed - every volume of ours that served O(arg) goes with it (found by the comment above
         it), and so do volumes of ours that no argument of ours needs any more. Paths given here go too. A volume still
         needed by another argument of the command (its path, or a file under it, is named there) is kept.

@@ -95,6 +95,39 @@ def test_absent_needs_no_mounts(node):
     assert present['volumes'] and not ok(args(state='absent'))['changed']
 
 
+def test_a_path_left_out_of_mounts_is_unmounted(node):
+    """An extender taken out of the list: its CA file is no longer among the mounts, and its volume goes."""
+    second = '/etc/kubernetes/scheduler/second-ca.crt'
+    node.write(second, 'x\n')
+    one = ok(args(mounts=[CA]))
+    with_one = node.read(MANIFEST)
+    both = ok(args(mounts=[CA, second]))
+    assert both['changed'] and len(both['volumes']) == 3
+    back = ok(args(mounts=[CA]))
+    assert back['changed'] and back['restart_expected'] and back['volumes'] == one['volumes']
+    assert node.read(MANIFEST) == with_one
+    assert not ok(args(mounts=[CA]))['changed']
+    ok(args(state='absent'))
+    assert node.read(MANIFEST) == KUBEADM
+
+
+def test_a_volume_without_our_comment_is_not_unmounted(node):
+    """A volume named like ours whose owner comment is gone may be anyone's: leaving its path out of mounts keeps it."""
+    second = '/etc/kubernetes/scheduler/second-ca.crt'
+    node.write(second, 'x\n')
+    ok(args(mounts=[CA, second]))
+    lines = node.read(MANIFEST).decode('utf-8').split('\n')
+    # the owner comment sits on the line above each item (volume, mount) of ours; drop the ones of the second file's
+    above = {i - 1 for i, line in enumerate(lines) if second in line} | {i - 2 for i, line in enumerate(lines) if second in line}
+    node.write(MANIFEST, '\n'.join(line for i, line in enumerate(lines)
+                                   if not (i in above and line.strip().startswith('# baremetal.k3s.static_pod_arg for '))),
+               mode=0o600)
+    before = node.read(MANIFEST)
+    assert before.count(b'static_pod_arg for ') == 4 and second.encode() in before
+    assert not ok(args(mounts=[CA]))['changed']
+    assert node.read(MANIFEST) == before
+
+
 def test_check_mode_and_diff_do_not_write(node):
     with patch.object(_io, 'write_file', side_effect=AssertionError('wrote in check mode')):
         r = ok(args(), check_mode=True, diff=True)
