@@ -177,7 +177,7 @@ def test_a_record_of_another_file_or_not_json_is_refused_and_nothing_changes(sch
 
 def test_a_block_file_gets_no_record(scheduler_node):
     scheduler_node.write(PATH, 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n'
-                    'clientConnection:\n  kubeconfig: %s\n' % KUBECONFIG)
+                         'clientConnection:\n  kubeconfig: %s\n' % KUBECONFIG)
     failed, result = run([A, B])
     assert not failed, result
     assert [f['path'] for f in result['files']] == [PATH] and not scheduler_node.exists(RECORD)
