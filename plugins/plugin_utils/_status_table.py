@@ -120,12 +120,14 @@ def _bool_or_none(value):
 
 
 def extender_rows(status):
-    """Each extender the scheduler's status probed (``extenders`` of extender_status): name, url, answering, msg."""
+    """Each extender the scheduler's status probed (``extenders`` of extender_status): name, url, answering, msg, and
+    required (false: readiness does not wait for it)."""
     out = []
     for e in status.get('extenders') or []:
         if isinstance(e, dict):
             out.append({'name': _text(e.get('name')), 'url': _text(e.get('url')),
-                        'answering': _bool_or_none(e.get('answering')), 'msg': _text(e.get('msg'))})
+                        'answering': _bool_or_none(e.get('answering')), 'msg': _text(e.get('msg')),
+                        'required': e.get('required') is not False})
     return out
 
 
@@ -420,8 +422,9 @@ def render(data, width=MAX_WIDTH):
         lines += ['', 'extenders:']
         for r in several:
             for e in r['extenders']:
-                lines += wrap('%s: %s (%s): %s' % (r['node'], e['name'], e['url'], e['msg'] or yes_no(e['answering'])), width,
-                              indent='  ')
+                optional = '' if e['required'] else ', not required'
+                lines += wrap('%s: %s (%s%s): %s' % (r['node'], e['name'], e['url'], optional, e['msg'] or yes_no(e['answering'])),
+                              width, indent='  ')
     reasons = [r for r in data['nodes'] if r['ready'] is not True and r['msg']]
     if reasons:
         lines += ['', 'not ready:']

@@ -75,3 +75,19 @@ def test_a_one_item_list_and_the_single_variables_are_the_same_entry():
         assert record['config'] == before['config'], name
         assert node['ready'] is True and node['drifted'] is False, (name, node)
         assert [e['url'] for e in node['extenders']] == [A[1]], name
+
+
+def test_an_extender_not_required_may_be_down_the_change_stands():
+    before, dummy = _step('single-again')
+    record, node = _step('optional')
+    assert record['starts'] == 1, 'k3s started %d times' % record['starts']
+    assert _marked(record['config']) == [A[0], 'later'] and 'http://127.0.0.1:8891' in record['config']
+    assert 'required' not in record['config']
+    assert [(e['name'], e['answering'], e.get('required')) for e in node['extenders']] == [
+        (A[0], True, True), ('later', False, False)], node['extenders']
+    assert node['ready'] is True and node['drifted'] is False, node
+    # taken out again: the single extender's bytes, one start
+    record, node = _step('optional-gone')
+    assert record['starts'] == 1 and record['config'] == before['config'], record['starts']
+    assert node['ready'] is True and [e['url'] for e in node['extenders']] == [A[1]], node
+

@@ -20,11 +20,10 @@ from ansible.template import Templar, trust_as_template
 
 from ansible_collections.baremetal.k3s.plugins.modules import scheduler_config
 
-from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
-from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node, scheduler_node  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import SCHEDULER_KUBECONFIG as KUBECONFIG, run_module
 
 ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..', 'roles', 'scheduler_extender')
-KUBECONFIG = '/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig'
 PATH = '/etc/rancher/k3s/kube-scheduler/config.yaml'
 FOREIGN = ('apiVersion: kubescheduler.config.k8s.io/v1\n'
            'kind: KubeSchedulerConfiguration\n'
@@ -76,10 +75,9 @@ def list_params(get, **kw):
 
 
 @pytest.fixture
-def env(node):
-    node.write(KUBECONFIG, 'apiVersion: v1\nkind: Config\n')
-    node.write('/etc/k3s/extender-ca.crt', 'ca')
-    return node
+def env(scheduler_node):
+    scheduler_node.write('/etc/k3s/extender-ca.crt', 'ca')
+    return scheduler_node
 
 
 def test_field_defaults_are_the_single_variables_defaults():
@@ -160,3 +158,18 @@ def test_tls_files_to_mount_come_from_the_one_construction():
                     scheduler_extender_extenders=[{'name': 'a', 'url': 'https://x:1', 'tls_config': {'ca_file': '/etc/a.crt'}},
                                                   {'name': 'b', 'url': 'http://y:2'}])
     assert [p['ca_file'] for p in get('_scheduler_extender_probe_list')] == ['/etc/a.crt', None]
+
+
+def test_required_is_the_waits_not_the_schedulers(env):
+    """An item's required reaches the readiness probe alone: the scheduler config has no such field."""
+    get = role_vars(scheduler_extender_extenders=[
+        {'name': 'a', 'url': 'http://127.0.0.1:1'},
+        {'name': 'b', 'url': 'http://127.0.0.1:2', 'required': False, 'ignorable': True}])
+    assert [p['required'] for p in get('_scheduler_extender_probe_list')] == [True, False]
+    assert [sorted(e) for e in get('_scheduler_extender_list')] == [sorted(e) for e in [
+        dict(get('_scheduler_extender_field_defaults'), name=n, url_prefix='x') for n in 'ab']]
+    failed, result = run_module(scheduler_config, list_params(get))
+    assert not failed and result['changed'], result
+    assert 'required' not in env.read(PATH).decode('utf-8')
+    # the single extender is always required (scheduler_extender_require_extender decides)
+    assert [p['required'] for p in role_vars()('_scheduler_extender_probe_list')] == [True]

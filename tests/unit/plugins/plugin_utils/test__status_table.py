@@ -385,14 +385,19 @@ def test_several_extenders_each_by_name():
     data = report({'server-1': (k3s_info(), extender_status(ready=False, reachable=False, extenders=probed))})
     row = data['nodes'][0]
     assert row['extenders'] == [
-        {'name': 'csi-baremetal', 'url': 'http://127.0.0.1:8889', 'answering': True, 'msg': 'answering'},
-        {'name': 'gpu-share', 'url': 'http://127.0.0.1:12345', 'answering': False, 'msg': 'http://127.0.0.1:12345/filter: connection refused'}]
+        {'name': 'csi-baremetal', 'url': 'http://127.0.0.1:8889', 'answering': True, 'msg': 'answering', 'required': True},
+        {'name': 'gpu-share', 'url': 'http://127.0.0.1:12345', 'answering': False, 'msg': 'http://127.0.0.1:12345/filter: connection refused',
+         'required': True}]
     lines = st.render(data)
     assert lines[0].split() == ['NODE', 'PLATFORM', 'SCHEDULER', 'STARTED', 'CHANGED', 'AT', 'RESTARTED', 'EXTENDER', 'READY', 'IN',
                                 'CONFIGMAP']
     assert lines[1].split()[7] == '1/2'
     assert lines[2:6] == ['', 'extenders:', '  server-1: csi-baremetal (http://127.0.0.1:8889): answering',
                           '  server-1: gpu-share (http://127.0.0.1:12345): http://127.0.0.1:12345/filter: connection refused']
+    # one not required: marked so in the listing
+    optional = [probed[0], dict(probed[1], required=False)]
+    lines = st.render(report({'server-1': (k3s_info(), extender_status(extenders=optional))}))
+    assert lines[5] == '  server-1: gpu-share (http://127.0.0.1:12345, not required): http://127.0.0.1:12345/filter: connection refused'
     # one extender: yes/no as before
     one = report({'server-1': (k3s_info(), extender_status(extenders=probed[:1]))})
     assert st.render(one)[1].split()[7] == 'yes'
