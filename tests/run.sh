@@ -62,7 +62,7 @@ sanity() {
   local shim=~/.ansible/test/cache/get_pip_24_2.py
   [ -s "$shim" ] || { mkdir -p "$(dirname "$shim")"; printf 'import ensurepip\nensurepip.bootstrap()\n' >"$shim"; }
   local tree
-  tree=$(bk3s_collection_tree) || return 1
+  tree=$(bk3s_collection_tree sanity) || return 1
   (cd "$tree" && PATH="$VENV/bin:$PATH" ansible-test sanity --venv --python 3.11 --color no)
 }
 
@@ -88,9 +88,27 @@ galaxy_build() {  # the built artifact holds the collection and nothing of the t
 # As a new user: built artifact, oldest ansible-core, FQCN playbooks from outside the checkout.
 product() { bash tests/product.sh; }
 
+# Every scenario's test_sequence starts at create: molecule's destroy playbook costs 2-20 s a
+# scenario even when nothing is there. What an earlier, stopped run left (a container of the
+# scenario's platforms, or molecule's state saying its instances were created) is destroyed here
+# first, by molecule itself.
+molecule_leftovers() {
+  local names
+  grep -qs '^created: true' "$HOME"/.ansible/tmp/molecule.*."$1"/state.yml && return 0
+  names=$("$VENV/bin/python" - "$1" <<'PY'
+import sys, yaml
+with open('extensions/molecule/%s/molecule.yml' % sys.argv[1]) as f:
+    platforms = (yaml.safe_load(f) or {}).get('platforms') or [{'name': 'bk3s-' + sys.argv[1]}]
+print('\n'.join(p['name'] for p in platforms))
+PY
+) || return 0
+  docker ps -a --format '{{.Names}}' | grep -qxF "$names"
+}
+
 molecule_one() {
-  (cd "$BK3S_ROOT" && ANSIBLE_COLLECTIONS_PATH=$(bk3s_collections_path) \
-    "$VENV/bin/molecule" test -s "$1")
+  (cd "$BK3S_ROOT" && export ANSIBLE_COLLECTIONS_PATH && ANSIBLE_COLLECTIONS_PATH=$(bk3s_collections_path) \
+    && { ! molecule_leftovers "$1" || "$VENV/bin/molecule" destroy -s "$1"; } \
+    && "$VENV/bin/molecule" test -s "$1")
 }
 
 record() {  # record NAME RC SECONDS: a stage run elsewhere (a background job)
@@ -103,7 +121,7 @@ record() {  # record NAME RC SECONDS: a stage run elsewhere (a background job)
 }
 
 # Scenarios mostly wait (on systemd, on the API server), so MOLECULE_JOBS (default 3) run at
-# once, together with the stages given as arguments (integration, product), which count as jobs
+# once, together with the stages given as arguments (sanity, lint, integration, product), which count as jobs
 # too. Each job writes its own log, printed whole when it ends, so the output reads in one piece.
 molecule_all() {
   local jobs=${MOLECULE_JOBS:-3} logs sc running=0 cmd
@@ -111,7 +129,7 @@ molecule_all() {
   local -a todo=() reported=()
   # the longest first (their last CI times, most first), so that no long one starts last and
   # runs alone at the end; the others follow in name order
-  local long="fleet_upgrade integration fleet_life fleet_etcd fleet_grow fleet_reset drift rollout_faults k3s_unit"
+  local long="fleet_upgrade integration fleet_etcd fleet_life fleet_grow rollout_faults fleet_reset drift extenders upgrade_convert k3s_unit"
   local all
   all=$(tr -s '\n' ' ' <<<"$* ${SCENARIOS:-$(cd extensions/molecule && printf '%s\n' */ | tr -d /)}")
   for sc in $long $all; do
@@ -155,10 +173,11 @@ molecule_all() {
 
 ALL="images kube go_test unit sanity lint galaxy_build integration product molecule"
 WANT=${*:-$ALL}
-# with the scenarios, integration and product run among their jobs instead of before them
+# with the scenarios, sanity, lint, integration and product run among their jobs instead of
+# before them (sanity and lint keep one core busy of two: beside the scenarios, the other one works)
 BESIDE=()
 if [[ " $WANT " == *" molecule "* ]]; then
-  for s in integration product; do [[ " $WANT " == *" $s "* ]] && BESIDE+=("$s"); done
+  for s in sanity lint integration product; do [[ " $WANT " == *" $s "* ]] && BESIDE+=("$s"); done
 fi
 
 stage setup setup || { summary; exit 1; }
