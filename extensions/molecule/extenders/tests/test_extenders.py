@@ -86,8 +86,7 @@ def test_an_extender_not_required_may_be_down_the_change_stands():
     assert [(e['name'], e['answering'], e.get('required')) for e in node['extenders']] == [
         (A[0], True, True), ('later', False, False)], node['extenders']
     assert node['ready'] is True and node['drifted'] is False, node
-    # taken out again: the single extender's bytes, one start
+    # taken out of the list again: the single extender's bytes, one start
     record, node = _step('optional-gone')
     assert record['starts'] == 1 and record['config'] == before['config'], record['starts']
     assert node['ready'] is True and [e['url'] for e in node['extenders']] == [A[1]], node
-
