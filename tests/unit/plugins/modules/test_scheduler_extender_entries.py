@@ -171,5 +171,9 @@ def test_required_is_the_waits_not_the_schedulers(env):
     failed, result = run_module(scheduler_config, list_params(get))
     assert not failed and result['changed'], result
     assert 'required' not in env.read(PATH).decode('utf-8')
+    # left empty (null) it is required, as left out; a string from an INI inventory counts as Ansible's bool
+    get = role_vars(scheduler_extender_extenders=[{'name': 'a', 'url': 'http://127.0.0.1:1', 'required': None},
+                                                  {'name': 'b', 'url': 'http://127.0.0.1:2', 'required': 'no'}])
+    assert [p['required'] for p in get('_scheduler_extender_probe_list')] == [True, False]
     # the single extender is always required (scheduler_extender_require_extender decides)
     assert [p['required'] for p in role_vars()('_scheduler_extender_probe_list')] == [True]
