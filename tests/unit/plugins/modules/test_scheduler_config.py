@@ -16,8 +16,8 @@ from unittest.mock import patch
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
 from ansible_collections.baremetal.k3s.plugins.modules import scheduler_config
 
-from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
-from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node, scheduler_node  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import SCHEDULER_KUBECONFIG, run_module
 
 OURS = {'url_prefix': 'http://127.0.0.1:8889', 'filter_verb': 'filter', 'prioritize_verb': 'prioritize',
         'weight': 1, 'http_timeout': '15s', 'ignorable': True}
@@ -41,10 +41,9 @@ class Env(dict):
 
 
 @pytest.fixture
-def env(node):
-    node.write('/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig', 'apiVersion: v1\nkind: Config\n')
-    return Env(node=node, dir='/etc/rancher/k3s/kube-scheduler', path='/etc/rancher/k3s/kube-scheduler/config.yaml',
-               kubeconfig='/var/lib/rancher/k3s/server/cred/scheduler.kubeconfig', backup_dir='/var/backups/baremetal-k3s')
+def env(scheduler_node):
+    return Env(node=scheduler_node, dir='/etc/rancher/k3s/kube-scheduler', path='/etc/rancher/k3s/kube-scheduler/config.yaml',
+               kubeconfig=SCHEDULER_KUBECONFIG, backup_dir='/var/backups/baremetal-k3s')
 
 
 def args(env, **kw):
