@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Start and remove a scenario's node containers with the docker CLI, all at once.
+
+    nodes.py create PLATFORMS_JSON
+    nodes.py destroy PLATFORMS_JSON
+
+PLATFORMS_JSON is molecule's ``platforms`` list as create.yml and destroy.yml pass it. The keys the
+scenarios use are read: name, hostname, image, command, capabilities, security_opts, cgroupns_mode,
+tmpfs, volumes, networks/docker_networks, env; any other key is refused by name, so that a platform
+option no container would get is never dropped in silence. Molecule's docker driver does the same
+through one Ansible module call per container and per network (25-50 s per scenario here, most of
+it Ansible's own work); one ``docker run`` per node, started together, takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+KNOWN = {
+    'name', 'hostname', 'image', 'command', 'override_command', 'pre_build_image', 'pull', 'capabilities',
+    'security_opts', 'cgroupns_mode', 'tmpfs', 'volumes', 'networks', 'docker_networks', 'env', 'groups',
+    'children',
+}
+LABEL = 'owner=molecule'  # what molecule's own reset looks for
+
+
+def docker(*argv, check=True):
+    proc = subprocess.run(('docker',) + argv, capture_output=True, text=True, check=False)
+    if check and proc.returncode != 0:
+        raise SystemExit('docker %s: exit %d: %s' % (' '.join(argv[:3]), proc.returncode, proc.stderr.strip()))
+    return proc
+
+
+def networks(platform):
+    return [n['name'] for n in platform.get('networks') or platform.get('docker_networks') or []]
+
+
+def run_argv(platform):
+    argv = ['run', '-d', '--name', platform['name'], '--hostname', platform.get('hostname', platform['name']),
+            '--label', LABEL, '--log-driver', 'json-file']
+    argv += [a for cap in platform.get('capabilities') or [] for a in ('--cap-add', cap)]
+    argv += [a for opt in platform.get('security_opts') or [] for a in ('--security-opt', opt)]
+    if platform.get('cgroupns_mode'):
+        argv += ['--cgroupns', platform['cgroupns_mode']]
+    argv += [a for t in platform.get('tmpfs') or [] for a in ('--tmpfs', t)]
+    argv += [a for v in platform.get('volumes') or [] for a in ('-v', v)]
+    argv += [a for k, v in sorted((platform.get('env') or {}).items()) for a in ('-e', '%s=%s' % (k, v))]
+    nets = networks(platform)
+    if nets:
+        argv += ['--network', nets[0]]
+    argv.append(platform['image'])
+    if platform.get('command') and platform.get('override_command', True):
+        argv += platform['command'].split()
+    return argv, nets[1:]
+
+
+def create(platforms):
+    for net in sorted({n for p in platforms for n in networks(p)}):
+        if docker('network', 'inspect', net, check=False).returncode != 0:
+            docker('network', 'create', '--label', LABEL, net)
+
+    def start(platform):
+        argv, more = run_argv(platform)
+        docker('rm', '-f', platform['name'], check=False)
+        docker(*argv)
+        for net in more:
+            docker('network', 'connect', net, platform['name'])
+        return platform['name']
+
+    with ThreadPoolExecutor(max_workers=len(platforms) or 1) as pool:
+        started = list(pool.map(start, platforms))
+    print('started: %s' % ', '.join(started))
+
+
+def destroy(platforms):
+    names = [p['name'] for p in platforms]
+    if names:
+        docker('rm', '-f', '-v', *names, check=False)
+    for net in sorted({n for p in platforms for n in networks(p)}):
+        docker('network', 'rm', net, check=False)
+    print('removed: %s' % ', '.join(names))
+
+
+def main(argv):
+    if len(argv) != 3 or argv[1] not in ('create', 'destroy'):
+        raise SystemExit(__doc__)
+    platforms = json.loads(argv[2])
+    unknown = sorted({'%s: %s' % (p.get('name'), k) for p in platforms for k in p if k not in KNOWN})
+    if unknown:
+        raise SystemExit('nodes.py does not know these platform keys (add them here first): %s' % ', '.join(unknown))
+    (create if argv[1] == 'create' else destroy)(platforms)
+
+
+if __name__ == '__main__':
+    main(sys.argv)
