@@ -30,11 +30,21 @@ stage() {  # stage NAME COMMAND...: run, time and record it
   return $rc
 }
 
+# The machine's CPU time so far (user+nice+system+irq+softirq, all cores), in seconds: the run is
+# CPU-bound on 2 cores, so this, not a stage's wall time, is what a new stage really costs.
+cpu_busy() { awk '/^cpu /{printf "%d", ($2+$3+$4+$7+$8)/100}' /proc/stat; }
+CPU0=$(cpu_busy)
+
 summary() {
+  local total=$((SECONDS - T0)) busy=$(($(cpu_busy) - CPU0))
   echo
   echo "================================ summary ================================"
   printf '%s\n' "${RESULTS[@]}"
-  echo "total time: $((SECONDS - T0))s"
+  echo "total time: ${total}s; CPU busy ${busy}s of $((total * $(nproc)))s ($(nproc) cores)"
+  echo "budget (README, Tests): 2700s warm, 4200s on a fresh machine"
+  echo "the five longest stages (jobs of the pool overlap):"
+  printf '%s\n' "${RESULTS[@]}" | awk '{t = $2; sub(/s$/, "", t); $1 = $2 = ""; sub(/^ +/, ""); printf "%6ds  %s\n", t, $0}' \
+    | sort -rn | head -n 5
   echo "stages: $PASSED passed, $FAILED failed"
 }
 
@@ -45,15 +55,36 @@ kube() { bk3s_kube; }
 go_test() { (cd tests/kube && GOTOOLCHAIN=local GOFLAGS=-mod=mod go test ./internal/...); }
 
 # Module logic, pure Python and CPU-bound: on every core (pytest-xdist).
+# pytest's temporary trees in memory (/dev/shm) where the machine has it: the tests write, fsync and
+# rename thousands of small files (the fault tests kill a module a hundred times per case), which
+# on a throttled virtual disk is most of their time; none of them needs the data to outlive the run.
+pytest_tmp() {  # NAME: prints pytest's --basetemp option, a fresh directory under /dev/shm, when there is one
+  if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    local dir="/dev/shm/bk3s-pytest-$1-$$"
+    rm -rf "$dir"
+    echo "--basetemp=$dir"
+  fi
+}
+
 unit() {
-  "$VENV/bin/python" -m pytest -p no:cacheprovider -q -n "${UNIT_JOBS:-2}" --durations=5 tests/unit
+  local tmp rc
+  tmp=$(pytest_tmp unit)
+  "$VENV/bin/python" -m pytest -p no:cacheprovider -q -n "${UNIT_JOBS:-2}" --durations=5 ${tmp:+"$tmp"} tests/unit
+  rc=$?
+  [ -z "$tmp" ] || rm -rf "${tmp#--basetemp=}"
+  return $rc
 }
 
 # Against real systemd and the real Kubernetes parts (containers, kube-scheduler as an oracle):
 # run beside the Molecule scenarios when both are asked for, as those mostly wait.
 integration() {
+  local tmp rc
+  tmp=$(pytest_tmp integration)
   BAREMETAL_K3S_REQUIRE_DOCKER=1 BAREMETAL_K3S_REQUIRE_KUBE=1 "$VENV/bin/python" -m pytest -p no:cacheprovider -q \
-    --durations=10 tests/integration
+    --durations=10 ${tmp:+"$tmp"} tests/integration
+  rc=$?
+  [ -z "$tmp" ] || rm -rf "${tmp#--basetemp=}"
+  return $rc
 }
 
 sanity() {
