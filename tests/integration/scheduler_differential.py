@@ -29,6 +29,7 @@ import concurrent.futures
 import copy
 import importlib.util
 import os
+import random
 import re
 import shlex
 import shutil
@@ -1166,15 +1167,25 @@ def classify(ours, real, text):
 
 
 # ---------------------------------------------------------------- running many
-def run(count, seed, workers, argv=None, progress=None):
-    """Generate ``count`` cases and judge them. Returns a summary dict."""
+def sample_of(cases, sample, sample_seed):
+    """The cases to judge: all of them, or ``sample`` of them drawn by ``sample_seed`` (in corpus order)."""
+    if sample is None or sample >= len(cases):
+        return cases
+    keep = sorted(random.Random(sample_seed).sample(range(len(cases)), sample))
+    return [cases[i] for i in keep]
+
+
+def run(count, seed, workers, argv=None, progress=None, sample=None, sample_seed=0):
+    """Generate the corpus of ``count`` cases from ``seed`` and judge all of them, or ``sample`` of them
+    drawn by ``sample_seed``. Returns a summary dict."""
     model = import_model()
     argv = argv or scheduler_command()
     workdir = tempfile.mkdtemp(prefix='scheduler-differential-')
     try:
         files = make_files(workdir)
         started = time.monotonic()
-        cases = generate_cases(count, seed, files)
+        corpus = generate_cases(count, seed, files)
+        cases = sample_of(corpus, sample, sample_seed)
         generated = time.monotonic() - started
         version = scheduler_version(argv)
 
@@ -1190,7 +1201,8 @@ def run(count, seed, workers, argv=None, progress=None):
                 results.append(result)
                 if progress and done % 500 == 0:
                     progress('%d/%d judged' % (done, len(cases)))
-        summary = {'cases': len(results), 'generation_seconds': generated, 'version': version, 'seconds': time.monotonic() - started,
+        summary = {'cases': len(results), 'corpus': len(corpus), 'sample_seed': sample_seed if len(cases) < len(corpus) else None,
+                   'generation_seconds': generated, 'version': version, 'seconds': time.monotonic() - started,
                    'agree': 0, 'documented': {}, 'bugs': [], 'accepted': 0, 'labels': {}}
         for label, text, ours, real, verdict in results:
             summary['accepted'] += bool(real[0])
@@ -1212,6 +1224,9 @@ def report(summary, out=sys.stdout):
     documented = sum(summary['documented'].values())
     out.write('cases: %d (scheduler accepted %d; our verdicts for Kubernetes %s), generated in %.1fs, total %.1fs\n'
               % (total, summary['accepted'], summary['version'], summary['generation_seconds'], summary['seconds']))
+    if summary.get('sample_seed') is not None:
+        out.write('a sample of %d of the corpus of %d, drawn with sample seed %d\n'
+                  % (total, summary['corpus'], summary['sample_seed']))
     out.write('case kinds: %s\n' % ', '.join('%s=%d' % kv for kv in sorted(summary['labels'].items())))
     out.write('agreement: %d/%d = %.2f%%\n' % (summary['agree'], total, 100.0 * summary['agree'] / max(total, 1)))
     out.write('documented deliberate differences: %d %s\n' % (documented, sorted(summary['documented'].items())))
@@ -1227,13 +1242,16 @@ def main(argv=None):
     parser.add_argument('--cases', type=int, default=1000)
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--seed', type=int, default=20260101)
+    parser.add_argument('--sample', type=int, default=None, help='judge this many of the corpus (default: all)')
+    parser.add_argument('--sample-seed', type=int, default=0)
     args = parser.parse_args(argv)
     try:
         command = scheduler_command()
     except SchedulerUnavailable as e:
         sys.stderr.write('%s\n' % e)
         return 2
-    summary = run(args.cases, args.seed, args.workers, command, progress=lambda m: sys.stderr.write(m + '\n'))
+    summary = run(args.cases, args.seed, args.workers, command, progress=lambda m: sys.stderr.write(m + '\n'),
+                  sample=args.sample, sample_seed=args.sample_seed)
     report(summary)
     return 1 if summary['bugs'] else 0
 
