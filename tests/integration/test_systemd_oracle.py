@@ -84,56 +84,66 @@ def container():
         docker('rm', '-f', cid, check=False)
 
 
-def put(cid, path, content):
-    docker('exec', '-i', cid, 'sh', '-c', 'mkdir -p "$(dirname "$1")" && cat > "$1"', 'put', path, input_bytes=content)
-
-
-def systemd_argv(cid, unit_name):
-    """ExecStart's argv as systemd itself parsed it, read over D-Bus.
-
-    ``systemctl show`` joins the words with spaces without quoting them (systemd 252), so
-    a word holding a space cannot be told apart; the D-Bus property keeps them as a list.
-    """
-    script = ('systemctl daemon-reload && '
-              'obj=$(busctl --json=short call org.freedesktop.systemd1 /org/freedesktop/systemd1 '
-              'org.freedesktop.systemd1.Manager LoadUnit s "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)[\'data\'][0])") && '
-              'busctl --json=short get-property org.freedesktop.systemd1 "$obj" org.freedesktop.systemd1.Service ExecStart')
-    out = docker('exec', cid, 'sh', '-c', script, 'sh', unit_name).stdout
-    commands = json.loads(out)['data']
-    assert len(commands) == 1, 'expected one ExecStart for %s, systemd has %r' % (unit_name, commands)
-    return commands[0][1]
+def _archive(files):
+    """A tar archive (to extract at /) of {absolute path: bytes}."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode='w') as tar:
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo(path.lstrip('/'))
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
 
 
 def test_oracle(container):
-    checked = 0
+    """Every installer variant's unit, after each of our edits in turn (and back), and the drop-in
+    method=dropin writes, each written as a unit of its own: systemd loads them all at one daemon-reload
+    (PROBE) and its ExecStart argv, read over D-Bus, must equal the parser's for every one.
+
+    ``systemctl show`` joins the words with spaces without quoting them (systemd 252), so a word
+    holding a space could not be told apart; the D-Bus property keeps them as a list.
+    """
+    files, expected = {}, {}
     for i, args in enumerate(ARG_SETS):
         for command in ('server', 'agent'):
-            for extra in ({}, {'systemd_dir': '/usr/lib/systemd/system', 'bin_dir': '/opt/bin'}):
+            for x, extra in enumerate(({}, {'systemd_dir': '/usr/lib/systemd/system', 'bin_dir': '/opt/bin'})):
                 name = 'v%d%s' % (i, command[0])
-                files = installer.generate(command, args, name=name, **extra)
-                unit_path = files[0].path
-                unit_name = os.path.basename(unit_path)
-                unit = su.UnitFile(files[0].content)
+                generated = installer.generate(command, args, name=name, **extra)
+                unit_dir, unit_name = os.path.split(generated[0].path)
+                stem = '%s-x%d' % (unit_name[:-len('.service')], x)
+                unit = su.UnitFile(generated[0].content)
                 steps = [('installer', None)] + [('add', a) for a in EDITS] + [('remove', a) for a in EDITS]
-                for step, arg in steps:
+                for n, (step, arg) in enumerate(steps):
                     if step == 'add':
                         unit.add_arg(unit.exec_start()[0], arg)
                     elif step == 'remove':
                         unit.remove_arg(unit.exec_start()[0], arg)
-                    put(container, unit_path, unit.render())
-                    ours = unit.parse_exec(unit.exec_start()[0]).argv
-                    theirs = systemd_argv(container, unit_name)
-                    assert theirs == ours, '%s after %s %r:\n%s' % (unit_name, step, arg, unit.render().decode())
-                    checked += 1
-                assert unit.render() == files[0].content
+                    step_unit = '%s-s%d.service' % (stem, n)
+                    files['%s/%s' % (unit_dir, step_unit)] = unit.render()
+                    expected[step_unit] = (unit.parse_exec(unit.exec_start()[0]).argv,
+                                           '%s after %s %r:\n%s' % (unit_name, step, arg, unit.render().decode()))
+                assert unit.render() == generated[0].content
                 # a drop-in that replaces ExecStart, as method=dropin writes it
                 argv = unit.parse_exec(unit.exec_start()[0]).argv + [EDITS[0]]
-                dropin = '[Service]\nExecStart=\n' + su.render_exec_start('', argv[0], argv)
-                put(container, '/etc/systemd/system/%s.d/99-baremetal-k3s.conf' % unit_name, dropin.encode())
-                assert systemd_argv(container, unit_name) == argv
-                docker('exec', container, 'rm', '-rf', '/etc/systemd/system/%s.d' % unit_name, unit_path)
-                checked += 1
-    assert checked >= 100
+                dropin_unit = '%s-d.service' % stem
+                files['%s/%s' % (unit_dir, dropin_unit)] = unit.render()
+                files['/etc/systemd/system/%s.d/99-baremetal-k3s.conf' % dropin_unit] = (
+                    '[Service]\nExecStart=\n' + su.render_exec_start('', argv[0], argv)).encode()
+                expected[dropin_unit] = (argv, '%s with the drop-in' % unit_name)
+    docker('exec', '-i', container, 'tar', '-x', '-C', '/', input_bytes=_archive(files))
+    try:
+        probe = docker('exec', '-i', container, 'python3', '-c', PROBE, input_bytes=json.dumps(sorted(expected)).encode())
+    finally:
+        docker('exec', '-i', container, 'sh', '-c', 'xargs -0 rm -rf && systemctl daemon-reload', check=False,
+               input_bytes=b'\0'.join([p.encode() for p in files]
+                                       + [('/etc/systemd/system/%s.d' % u).encode() for u in expected]))
+    units = json.loads(probe.stdout)['units']
+    for name, (ours, where) in sorted(expected.items()):
+        theirs = units[name]
+        assert theirs['load_state'] == 'loaded' and 'dbus_error' not in theirs, '%s: %r' % (where, theirs)
+        assert [c[1] for c in theirs['exec']] == [ours], where
+    assert len(expected) >= 100
 
 
 # -- ExecStart= vectors ------------------------------------------------------------------
