@@ -23,6 +23,7 @@ import os
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _extender
 from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
+from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service_clock as sc
 from ansible_collections.baremetal.k3s.plugins.module_utils._scheduler_config_schema import parse_go_duration
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
@@ -427,11 +428,25 @@ class ExtenderStatus:
 
     def scheduler_environ(self):
         """The environment the scheduler runs with (k3s/RKE2 server or kube-scheduler process): where Go's HTTP
-        client takes its proxy from. The last one seen while the process is gone (restarting); {} before any."""
+        client takes its proxy from. The last one seen while the process is gone (restarting); {} before any.
+
+        k3s and RKE2 hide their arguments as they start, and the way they do it (gspt) zeroes the environment
+        area too: /proc/<pid>/environ of a running server reads empty although the process keeps its own
+        copy. A scheduler inside the service's process then runs with the environment the service was given:
+        the unit's Environment= and EnvironmentFile= (openrc: the files its script sources)."""
         env = self.view.environ(self.scheduler_pid) if self.scheduler_pid else None
         if env is not None:
+            if not env and self.record.scheduler_runs == 'service':
+                env = self.service_environ()
             self._environ = env
         return self._environ or {}
+
+    def service_environ(self):
+        """The environment the service's unit (or init script) gives its process; {} when it cannot be read."""
+        try:
+            return dict(services.read_init(self.view, self.service).env or {})
+        except (PlanError, ViewError):
+            return {}
 
     def probe_extras(self, proxy, target=None, environ=None):
         """The probe's keyword arguments beyond the positional ones: only those set, so that a probe handed in

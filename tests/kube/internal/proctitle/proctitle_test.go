@@ -20,8 +20,8 @@ func TestHelperProcess(t *testing.T) {
 	os.Stdout.WriteString("ready\n")
 	buf := make([]byte, 1)
 	os.Stdin.Read(buf)
-	// the program's own copy of its arguments is intact
-	if !strings.Contains(strings.Join(os.Args, " "), "--token=s3cret") {
+	// the program's own copies of its arguments and environment are intact
+	if !strings.Contains(strings.Join(os.Args, " "), "--token=s3cret") || os.Getenv("PROCTITLE_HELPER") != "1" {
 		os.Exit(3)
 	}
 	os.Exit(0)
@@ -40,6 +40,7 @@ func TestSetHidesTheArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/cmdline")
+	env, eerr := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/environ")
 	stdin.Write([]byte("x"))
 	stdin.Close()
 	if werr := cmd.Wait(); werr != nil {
@@ -55,5 +56,8 @@ func TestSetHidesTheArguments(t *testing.T) {
 	}
 	if bytes.Contains(raw, []byte("s3cret")) {
 		t.Fatalf("cmdline still shows the token: %q", raw)
+	}
+	if eerr != nil || len(env) == 0 || len(bytes.Trim(env, "\x00")) != 0 {
+		t.Fatalf("environ %q (%v): want NUL bytes only, as gspt leaves it", env, eerr)
 	}
 }
