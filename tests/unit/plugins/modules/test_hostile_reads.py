@@ -209,8 +209,8 @@ HANGING = [
 
 @pytest.mark.parametrize('module, options, program, outcome', HANGING,
                          ids=[m.__name__.rsplit('.', 1)[-1] for m, dummy, dummy2, dummy3 in HANGING])
-def test_family_what_runs_every_program_a_module_runs_is_bounded(node, bounded, release,
-                                                                module, options, program, outcome):
+def test_family_what_runs_every_program_a_module_runs_is_bounded(node, bounded, release, module, options,
+                                                                 program, outcome):
     node.install('server')
     node.write(K3S, '#!/bin/sh\n', 0o755)
     node.makedirs('/run/systemd/system')
