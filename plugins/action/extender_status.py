@@ -25,6 +25,8 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
+
 display = Display()
 
 MODULE = 'baremetal.k3s.extender_status'
@@ -34,10 +36,12 @@ OVERRUN = 120.0  # seconds past the module's timeout after which a wait that goe
 
 
 def progress_line(host, waiting, msg):
-    """The line printed between two slices: who waits, how long of how long, for what, and what is missing."""
+    """The line printed between two slices: who waits, how long of how long, for what, and what is missing; one
+    line, what is not printable (a node's control characters in a name or a message) escaped."""
     detail = msg[len('not ready: '):] if msg.startswith('not ready: ') else msg
     seconds, limit = round(waiting['elapsed']), round(waiting['limit'])
-    return '%s: waiting %d s of %d s for %s (%s)' % (host, seconds, limit, waiting['for'], detail)
+    text = '%s: waiting %d s of %d s for %s (%s)' % (host, seconds, limit, waiting['for'], detail)
+    return _terminal.one_line(text)
 
 
 class ActionModule(ActionBase):

@@ -16,6 +16,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.plugin_utils import _plan_table
 from ansible_collections.baremetal.k3s.plugins.plugin_utils._hostvars import host_var
 
@@ -53,7 +54,7 @@ class ActionModule(ActionBase):
         data = _plan_table.fleet(args['hosts'], plans)
         lines = _plan_table.render(data)
         if args['title']:
-            lines.insert(0, args['title'])
+            lines[:0] = _terminal.wrap(args['title'], _plan_table.MAX_WIDTH)
         display.display('\n'.join(lines))
         result.update(data, changed=False)
         if data['refused']:

@@ -21,6 +21,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.plugin_utils import _status_table
 from ansible_collections.baremetal.k3s.plugins.plugin_utils._hostvars import host_var
 
@@ -151,7 +152,7 @@ class ActionModule(ActionBase):
         result.update(data, changed=False, json_path=args['json_path'] or '')
         warning = readiness_warning(data['readiness_configmap'])
         if warning:
-            result['warnings'] = [warning]
+            result['warnings'] = [_terminal.escape(warning)]
         drifted = [n['node'] for n in data['nodes'] if n['drifted']]
         if args['fail_on_drift'] and drifted:
             result.update(failed=True, msg='drift on %d of %d servers (%s): run baremetal.k3s.install_csi to put it back'

@@ -11,7 +11,10 @@ The scheduler POSTs JSON to ``<urlPrefix>/<verb>``; the wrapper types have no js
 their keys are the Go field names (``Pod``, ``Nodes``, ``NodeNames``...), while the embedded
 Kubernetes objects (Pod, NodeList) use their usual lower-case json names.
 
-The scheduler's Go HTTP client takes its proxy from its own environment (``HTTP_PROXY``,
+The scheduler's Go HTTP client follows redirects (301, 302 and 303 as a GET without body, 307 and
+308 with the same method and body, at most 10) and the probe follows them the same way
+(:func:`next_request`), so an extender behind a redirect is judged as the scheduler reaches it.
+It takes its proxy from its own environment (``HTTP_PROXY``,
 ``HTTPS_PROXY``, ``NO_PROXY``); :func:`go_proxy` makes the same decision from an environment
 given to it (the scheduler process's), and :func:`probe` goes through that proxy (a CONNECT
 tunnel for https://, an absolute-URI request for http://) with urllib's ProxyHandler given the
@@ -36,8 +39,9 @@ import urllib.error
 import urllib.request
 import uuid
 
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.module_utils import _url
 
 PROBE_POD_NAME = 'baremetal-k3s-extender-probe'
@@ -147,6 +151,7 @@ class ProbeResult:
 
     def __init__(self, url, reachable=False, status=None, error='', body=None, elapsed=0.0):
         self.url = url
+        self.redirects = []  # the URLs redirects led to, in order
         self.reachable = reachable
         self.status = status
         self.error = error
@@ -166,11 +171,12 @@ def verb_url(url, verb):
     return url.rstrip('/') + '/' + verb.strip('/')
 
 
-def validate_url(url):
-    """The parts of ``url``; ExtenderProbeError when :func:`_url.url_problem` refuses it."""
+def validate_url(url, option=None):
+    """The parts of ``url``; ExtenderProbeError when :func:`_url.url_problem` refuses it (naming ``option``, the
+    module option that gave it, when given)."""
     problem = _url.url_problem(url)
     if problem:
-        raise ExtenderProbeError('extender URL %r %s' % (url, problem))
+        raise ExtenderProbeError('extender URL %r %s%s' % (url, problem, '; fix the option %s' % option if option else ''))
     return urlsplit(url)
 
 
@@ -391,26 +397,35 @@ def _describe(exc, timeout, who='the extender'):
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is an answer of its own (not 200), as the direct probe sees it."""
+    """A redirect is handed back as an answer: :func:`probe` follows it as Go's client does, not as urllib would."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         return None
 
 
-def _post_via_proxy(full, body, headers, proxy, ctx, timeout):
-    """POST ``body`` to ``full`` through ``proxy`` (explicit, never the environment's); (status, raw body)."""
-    scheme = urlsplit(full).scheme
+def _target(url):
+    """(host, port, path with query) of an http(s) URL, as a request line and a connection need them."""
+    parts = urlsplit(url)
+    path = parts.path or '/'
+    if parts.query:
+        path += '?' + parts.query
+    return parts.hostname, parts.port or (443 if parts.scheme == 'https' else 80), path
+
+
+def _via_proxy(url, method, body, headers, proxy, ctx, timeout):
+    """One request to ``url`` through ``proxy`` (explicit, never the environment's): (status, Location, raw body)."""
+    scheme = urlsplit(url).scheme
     handlers = [urllib.request.ProxyHandler({scheme: proxy}), _NoRedirect()]
     if ctx is not None:
         handlers.append(urllib.request.HTTPSHandler(context=ctx))
     opener = urllib.request.build_opener(*handlers)
-    request = urllib.request.Request(full, data=body, headers=headers, method='POST')
+    request = urllib.request.Request(url, data=body, headers=headers, method=method)
     try:
         with opener.open(request, timeout=timeout) as resp:
-            return resp.status, resp.read(MAX_BODY)
+            return resp.status, resp.headers.get('Location'), resp.read(MAX_BODY)
     except urllib.error.HTTPError as e:
         try:
-            return e.code, e.read(MAX_BODY)
+            return e.code, e.headers.get('Location') if e.headers else None, e.read(MAX_BODY)
         finally:
             e.close()
     except urllib.error.URLError as e:
@@ -418,80 +433,147 @@ def _post_via_proxy(full, body, headers, proxy, ctx, timeout):
         raise reason if isinstance(reason, OSError) else OSError(str(reason)) from e
 
 
+def _exchange(url, method, body, headers, proxy, ctx, timeout):
+    """One request, no redirect followed: (status, Location header or None, raw body). Transport errors raise."""
+    if proxy:
+        return _via_proxy(url, method, body, headers, proxy, ctx, timeout)
+    host, port, path = _target(url)
+    if urlsplit(url).scheme == 'https':
+        conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=ctx)
+    else:
+        conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers)
+        resp = conn.getresponse()
+        return resp.status, resp.getheader('Location'), resp.read(MAX_BODY)
+    finally:
+        conn.close()
+
+
+# Go's net/http client (the scheduler's extender client: http.Client with the default CheckRedirect) follows
+# 301, 302 and 303 with a GET (HEAD stays HEAD) and no body, 307 and 308 with the same method and body; its
+# CheckRedirect refuses to go on once 10 requests were redirected ("stopped after 10 redirects"); a 3xx without
+# Location is the answer itself.
+REDIRECTS_GET = (301, 302, 303)
+REDIRECTS_SAME = (307, 308)
+MAX_REDIRECTS = 10
+
+
+def next_request(status, location, url, method, body):
+    """Where Go's client goes after an answer: (url, method, body) of the next request, None when the answer is the
+    last one (not a redirect, or one without Location); ValueError when the Location cannot be followed."""
+    if status not in REDIRECTS_GET + REDIRECTS_SAME or not location:
+        return None
+    try:
+        target = urljoin(url, location.strip())
+        parts = urlsplit(target)
+        parts.port  # pylint: disable=pointless-statement  # raises on a bad port
+    except ValueError as e:
+        raise ValueError('HTTP %s redirects to %r, which is not a URL (%s)' % (status, location, e)) from e
+    if parts.scheme not in ('http', 'https') or not parts.hostname:
+        raise ValueError('HTTP %s redirects to %r: unsupported protocol scheme or no host' % (status, location))
+    if status in REDIRECTS_GET:
+        return target, method if method in ('GET', 'HEAD') else 'GET', None
+    return target, method, body
+
+
 def probe(url, verb=FILTER_VERB, node_names=('localhost',), node_cache_capable=False, ca_file=None,
           cert_file=None, key_file=None, insecure=False, timeout=5.0, clock=None, uid=None,
-          proxy=None, server_name=None, ca_data=None, cert_data=None, key_data=None):
+          proxy=None, server_name=None, ca_data=None, cert_data=None, key_data=None, environ=None):
     """POST a minimal valid request to ``<url>/<verb>`` and judge the answer. Returns a ProbeResult.
 
-    ``proxy`` (a URL, e.g. from :func:`go_proxy`) sends the request through that HTTP proxy: a
-    CONNECT tunnel for https://, an absolute-URI request for http://; None connects directly.
-    Transport problems (refused, timeout, TLS, a proxy that refuses) are reported in the result,
-    never raised; only an impossible request (bad URL, missing TLS files) raises ExtenderProbeError.
-    TLS files that exist but do not load (not PEM) are reported in the result too: the scheduler
-    fails on them as well, and what the scheduler does then is what the caller is watching.
+    The request goes as kube-scheduler's Go HTTP client sends it: redirects followed as Go follows them
+    (:func:`next_request`, no request after the :data:`MAX_REDIRECTS`-th one that redirects), each request through the proxy Go would take for its URL
+    (``environ``: the scheduler's environment, :func:`go_proxy`; without it ``proxy``, e.g. from :func:`go_proxy`,
+    for every request), the extender's TLS settings for every https:// one, and ``timeout`` for the whole exchange
+    (Go's Client.Timeout). A proxy is an http:// one: a CONNECT tunnel for https://, an absolute-URI request for
+    http://; None connects directly. Transport problems (refused, timeout, TLS, a proxy that refuses) are reported in
+    the result, never raised; only an impossible request (bad URL, missing TLS files) raises ExtenderProbeError. TLS
+    files that exist but do not load (not PEM) are reported in the result too: the scheduler fails on them as well,
+    and what the scheduler does then is what the caller is watching.
     """
     clock = clock or time.monotonic
     parts = validate_url(url)
     full = verb_url(url, verb)
-    path = urlsplit(full).path or '/'
     body = json.dumps(build_request(verb, node_names, node_cache_capable, uid)).encode('utf-8')
     headers = {'Content-Type': 'application/json', 'Accept': 'application/json',
                'User-Agent': 'baremetal.k3s-extender-status'}
-    ctx = None
+    tls = (ca_file, cert_file, key_file, insecure, server_name, ca_data, cert_data, key_data)
     if parts.scheme == 'https':
         missing = [f for f in (ca_file, cert_file, key_file) if f and not os.path.isfile(f)]
         if missing:
             raise ExtenderProbeError('cannot load TLS files: %s does not exist' % ', '.join(missing))
-        try:
-            ctx = ssl_context(ca_file, cert_file, key_file, insecure, server_name, ca_data, cert_data, key_data)
-        except ExtenderProbeError as e:
-            return ProbeResult(full, error=str(e))
     result = ProbeResult(full)
-    if proxy:
-        proxy_parts = urlsplit(proxy)
-        if proxy_parts.scheme != 'http':
-            result.error = ('proxy %s: the probe speaks to http:// proxies only, not %s://'
-                            % (redact(proxy), proxy_parts.scheme))
+    contexts = {}
+    start = clock()
+    current, method, send, hops = full, 'POST', body, []
+    while True:
+        hop_proxy = go_proxy(current, environ) if environ is not None else proxy
+        scheme = urlsplit(current).scheme
+        ctx = None
+        if scheme == 'https':
+            try:
+                ctx = contexts.setdefault('tls', ssl_context(*tls))
+            except ExtenderProbeError as e:
+                result.error = _hops(str(e), hops)
+                return result
+        if hop_proxy and urlsplit(hop_proxy).scheme != 'http':
+            result.error = _hops('proxy %s: the probe speaks to http:// proxies only, not %s://'
+                                 % (redact(hop_proxy), urlsplit(hop_proxy).scheme), hops)
             return result
-        start = clock()
-        try:
-            result.status, raw = _post_via_proxy(full, body, headers, proxy, ctx, timeout)
-        except (OSError, http.client.HTTPException) as e:
-            result.error = _scrub(_describe(e, timeout, 'the proxy'), proxy)
+        left = timeout - (clock() - start)
+        if left <= 0:
+            result.error = _hops('timeout: no answer within %s s' % timeout, hops)
             result.elapsed = clock() - start
             return result
-    else:
-        if ctx is not None:
-            conn = http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=timeout, context=ctx)
-        else:
-            conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
-        start = clock()
         try:
-            conn.request('POST', path, body=body, headers=headers)
-            resp = conn.getresponse()
-            result.status = resp.status
-            raw = resp.read(MAX_BODY)
+            status, location, raw = _exchange(current, method, send, headers, hop_proxy, ctx, left)
         except (OSError, http.client.HTTPException) as e:
-            result.error = _describe(e, timeout)
+            said = _describe(e, timeout, 'the proxy' if hop_proxy else 'the extender')
+            result.error = _hops(_scrub(said, hop_proxy), hops)
             result.elapsed = clock() - start
             return result
-        finally:
-            conn.close()
+        result.status = status
+        try:
+            following = next_request(status, location, current, method, send)
+        except ValueError as e:
+            result.error = _hops(_terminal.one_line(str(e)), hops)
+            result.elapsed = clock() - start
+            return result
+        if following is None:
+            break
+        if len(hops) + 1 >= MAX_REDIRECTS:  # Go's CheckRedirect: no request after the 10th one that redirects
+            result.error = _hops('stopped after %d redirects (kube-scheduler\'s Go HTTP client stops there too)'
+                                 % MAX_REDIRECTS, hops)
+            result.elapsed = clock() - start
+            return result
+        current, method, send = following
+        hops.append(current)
     result.elapsed = clock() - start
+    result.redirects = hops
     text = raw.decode('utf-8', errors='replace')
     if result.status != 200:
-        result.error = _scrub('HTTP %s: %s' % (result.status, text.strip()[:ERROR_SNIPPET] or '(empty body)'), proxy)
+        result.error = _hops(_scrub('HTTP %s: %s' % (result.status, _terminal.one_line(text.strip()[:ERROR_SNIPPET])
+                                                     or '(empty body)'), hop_proxy), hops)
         return result
     try:
         answer = json.loads(text)
     except ValueError:
-        result.error = 'HTTP 200 but the body is not JSON: %s' % (text.strip()[:ERROR_SNIPPET] or '(empty body)')
+        result.error = _hops('HTTP 200 but the body is not JSON: %s'
+                             % (_terminal.one_line(text.strip()[:ERROR_SNIPPET]) or '(empty body)'), hops)
         return result
     result.body = answer
     shape_ok, error = check_answer(verb, answer)
-    result.error = error
+    result.error = _hops(_terminal.one_line(error), hops) if error else ''
     result.reachable = shape_ok and (not error or verb == BIND_VERB)
     return result
+
+
+def _hops(text, hops):
+    """``text``, and where the redirects led when there were any."""
+    if not hops:
+        return text
+    return '%s (after %d redirect%s, at %s)' % (text, len(hops), '' if len(hops) == 1 else 's', hops[-1])
 
 
 def _scrub(text, proxy):

@@ -23,10 +23,11 @@ import os
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _extender
 from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
+from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service_clock as sc
 from ansible_collections.baremetal.k3s.plugins.module_utils._scheduler_config_schema import parse_go_duration
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
-from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import RunTimeout, ViewError
 
 OPENRC_RUN = '/sbin/openrc-run'
 SYSTEMD_RUNTIME = '/run/systemd/system'
@@ -81,11 +82,14 @@ def restore_watch(watch, state):
     if not isinstance(state, dict) or any(name not in state for name in WATCH_FIELDS):
         raise StatusError('resume.watch must be the waiting.watch of an earlier result (got %r)' % (state,))
     base = state['base']
-    watch.base = dict(base) if isinstance(base, dict) else None
-    watch.identities = [_tuples(i) for i in state['identities'] or []]
-    watch.healthy_seen = bool(state['healthy_seen'])
-    watch.exits = int(state['exits'])
-    watch.looks = int(state['looks'])
+    try:
+        watch.base = dict(base) if isinstance(base, dict) else None
+        watch.identities = [_tuples(i) for i in state['identities'] or []]
+        watch.healthy_seen = bool(state['healthy_seen'])
+        watch.exits = int(state['exits'])
+        watch.looks = int(state['looks'])
+    except (TypeError, ValueError) as e:
+        raise StatusError('resume.watch must be the waiting.watch of an earlier result; it cannot be read (%s)' % e) from e
 
 
 def seconds(value, name):
@@ -132,7 +136,7 @@ class ExtenderStatus:
         self.targets = self._targets()
         if p['url']:
             try:
-                _extender.validate_url(p['url'])
+                _extender.validate_url(p['url'], 'url')
             except _extender.ExtenderProbeError as e:
                 raise StatusError(str(e)) from e
         elif p['require_extender'] and not self.listed:
@@ -336,7 +340,10 @@ class ExtenderStatus:
             journalctl = self.view.which('journalctl')
             if not journalctl:
                 return []
-            rc, out, err = self.view.run([journalctl, '-u', self.service, '-n', str(n), '--no-pager', '-o', 'short-iso'])
+            try:
+                rc, out, err = self.view.run([journalctl, '-u', self.service, '-n', str(n), '--no-pager', '-o', 'short-iso'])
+            except RunTimeout as e:
+                return ['(%s)' % e.msg]
             lines = (out if rc == 0 else err or out).splitlines()
             return lines[-n:]
         try:
@@ -406,11 +413,13 @@ class ExtenderStatus:
         """One extender probed as the scheduler calls it: {name, url, verb, required, answering, http_status, error,
         proxy, msg}."""
         url, verb = target['url'], target['verb']
-        proxy = _extender.go_proxy(url, self.scheduler_environ())
+        environ = self.scheduler_environ()
+        proxy = _extender.go_proxy(url, environ)
         timeout = target['http_timeout'] or self.p['http_timeout']
+        # the environment goes along so that each redirect's proxy is chosen as the scheduler's client chooses it
         res = self.probe(url, verb, [self.node], target['node_cache_capable'], self._local(target['ca_file']),
                          self._local(target['cert_file']), self._local(target['key_file']), target['insecure'], timeout,
-                         **self.probe_extras(proxy, target))
+                         **self.probe_extras(proxy, target, environ))
         shown = _extender.redact(proxy)
         through = ' through proxy %s (the scheduler\'s environment)' % shown if shown else ''
         return {'name': target['name'], 'url': url, 'verb': verb, 'required': target['required'],
@@ -419,18 +428,32 @@ class ExtenderStatus:
 
     def scheduler_environ(self):
         """The environment the scheduler runs with (k3s/RKE2 server or kube-scheduler process): where Go's HTTP
-        client takes its proxy from. The last one seen while the process is gone (restarting); {} before any."""
+        client takes its proxy from. The last one seen while the process is gone (restarting); {} before any.
+
+        k3s and RKE2 hide their arguments as they start, and the way they do it (gspt) zeroes the environment
+        area too: /proc/<pid>/environ of a running server reads empty although the process keeps its own
+        copy. A scheduler inside the service's process then runs with the environment the service was given:
+        the unit's Environment= and EnvironmentFile= (openrc: the files its script sources)."""
         env = self.view.environ(self.scheduler_pid) if self.scheduler_pid else None
         if env is not None:
+            if not env and self.record.scheduler_runs == 'service':
+                env = self.service_environ()
             self._environ = env
         return self._environ or {}
 
-    def probe_extras(self, proxy, target=None):
+    def service_environ(self):
+        """The environment the service's unit (or init script) gives its process; {} when it cannot be read."""
+        try:
+            return dict(services.read_init(self.view, self.service).env or {})
+        except (PlanError, ViewError):
+            return {}
+
+    def probe_extras(self, proxy, target=None, environ=None):
         """The probe's keyword arguments beyond the positional ones: only those set, so that a probe handed in
         that predates them still works."""
         t = target or self.p
         extras = dict(proxy=proxy, server_name=t.get('server_name'), ca_data=t.get('ca_data'),
-                      cert_data=t.get('cert_data'), key_data=t.get('key_data'))
+                      cert_data=t.get('cert_data'), key_data=t.get('key_data'), environ=environ)
         return dict((k, v) for k, v in extras.items() if v)
 
     def crash_loop_msg(self, snap, problems):

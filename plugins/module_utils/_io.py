@@ -44,7 +44,8 @@ import tempfile
 import time
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _lock
-from ansible_collections.baremetal.k3s.plugins.module_utils._view import View, ViewError, host_path
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import RUN_TIMEOUT, TIMED_OUT, ProcessWatch, View, ViewError, host_path
 
 ROOT = '/'
 DIR_MARKER = '.baremetal-k3s-created'
@@ -64,8 +65,9 @@ class ApplyError(Exception):
 
 
 def node_view(module):
-    """The :class:`View` of the node this module runs on: files under :data:`ROOT`, commands through the module."""
-    def runner(argv, stdin=None):
+    """The :class:`View` of the node this module runs on: files under :data:`ROOT`, commands through the module,
+    bounded in time (a :class:`_view.ProcessWatch`: a program that hangs is stopped and the module fails naming it)."""
+    def runner(argv, stdin=None, timeout=None):
         exe = argv[0]
         if os.path.isabs(exe):
             real = host_path(ROOT, exe)
@@ -76,10 +78,17 @@ def node_view(module):
             exe = module.get_bin_path(exe)
             if exe is None:
                 return None, '', ''
-        # argv as given: no ~ or $VAR expansion of arguments (a path or a manifest may hold either)
-        return module.run_command([exe] + list(argv[1:]), data=stdin, binary_data=True, expand_user_and_vars=False,
-                                  environ_update={'LC_ALL': 'C', 'TZ': 'UTC'})
+        watch = ProcessWatch(timeout if timeout is not None else RUN_TIMEOUT)
+        try:
+            # argv as given: no ~ or $VAR expansion of arguments (a path or a manifest may hold either)
+            result = module.run_command([exe] + list(argv[1:]), data=stdin, binary_data=True, expand_user_and_vars=False,
+                                        environ_update={'LC_ALL': 'C', 'TZ': 'UTC'},
+                                        before_communicate_callback=watch.start)
+        finally:
+            watch.cancel()
+        return TIMED_OUT if watch.fired else result
 
+    runner.bounded = True
     return View(root=ROOT, runner=runner, which=module.get_bin_path)
 
 
@@ -368,10 +377,16 @@ def _put_back(module, done):
     return failed
 
 
+def warn(module, warnings):
+    """Emit ``warnings``: Ansible prints them as they are, so what is not printable (a node's control characters in
+    a file or node name) is escaped first; line breaks stay."""
+    for warning in warnings:
+        module.warn(_terminal.escape(warning, keep='\n'))
+
+
 def report(module, plan):
     """The result of a read-only module: the plan's facts (it has no changes), its warnings emitted."""
-    for warning in plan.warnings:
-        module.warn(warning)
+    warn(module, plan.warnings)
     result = dict(plan.facts)
     result['changed'] = False
     return result
@@ -419,8 +434,7 @@ def apply(module, plan, backup=False, backup_dir=None):
             entry['backup_file'] = _node_path(written['backup_file'])
             done.append(change)
         files.append(entry)
-    for warning in plan.warnings:
-        module.warn(warning)
+    warn(module, plan.warnings)
     result = dict(plan.facts)
     result.update(changed=plan.changed, files=files)
     backups = [f['backup_file'] for f in files if f['backup_file']]

@@ -21,14 +21,21 @@ import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _pflag as pflag
 from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import expand_argv
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import RunTimeout
 
 SCHEDULER_FLAG = 'kube-scheduler-arg'
-_VERSION_RE = re.compile(r'\b(v\d+\.\d+\.\d+[^\s()]*)')
+# A version as k3s, RKE2 and the Kubernetes images write it (v1.31.4+k3s1, v1.29.3-rc1+rke2r1, v1.36.3), whole.
+VERSION_TOKEN = re.compile(r'v\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?')
+# The first line of "k3s --version" / "rke2 --version": "k3s version v1.31.4+k3s1 (f9130d53)".
+VERSION_LINE = re.compile(r'(?:k3s|rke2) version (\S+)(?: \([0-9A-Za-z.+_-]*\))?')
+VERSION_TIMEOUT = 30  # seconds "<binary> --version" may take
 KUBEADM_MANIFEST = _platform.KUBEADM.scheduler_manifest
 # A kubeadm worker: the kubelet's service with the kubeconfig kubeadm join writes.
 KUBEADM_KUBELET_CONF = '/etc/kubernetes/kubelet.conf'
@@ -39,10 +46,12 @@ _KUBE_VERSION_RE = re.compile(r'^v(\d+)\.(\d+)\.(\d+)')
 
 
 def parse_version(text):
-    """(version, kubernetes_version) from the first line of ``k3s --version``; ('', '') when it holds none."""
-    first = (text or '').strip().split('\n', 1)[0]
-    m = _VERSION_RE.search(first)
-    if not m:
+    """(version, kubernetes_version) from the first line of ``k3s --version`` (``rke2 --version``); ('', '') unless that
+    line is exactly ``k3s version <version> (<commit>)`` with a whole version token: stray bytes or terminal escapes
+    around or inside it give nothing rather than a version that is not one."""
+    first = (text or '').strip(' \t\r\n').split('\n', 1)[0].rstrip(' \t\r')
+    m = VERSION_LINE.fullmatch(first)
+    if not m or not VERSION_TOKEN.fullmatch(m.group(1)):
         return '', ''
     version = m.group(1)
     return version, version.split('+', 1)[0]
@@ -133,8 +142,8 @@ def scheduler_ca_file(view, record, kube_version, scheduler_args):
         container = _scheduler_container(pod) if isinstance(pod, dict) else None
         if container is None:
             return ''
-        argv = [str(a) for a in (container.get('command') or []) + (container.get('args') or [])]
-        return ca if _last_flag(argv[1:], 'tls-cert-file') == cert else ''
+        argv = _container_argv(container)
+        return ca if pflag.last_value(argv[1:], 'tls-cert-file') == cert else ''
     given = _scheduler_arg(scheduler_args, 'tls-cert-file')
     if given not in (None, cert) or not has_scheduler_cert(kube_version):
         return ''
@@ -167,16 +176,13 @@ def gather_service(view, service, found=None):
             % (init.exec_path, ' '.join(secrets.hide_argv(argv))))
     config_file = k3s_config.find_config_file(argv, init.env)
     files = services.config_files(view, config_file)
-    docs = services.config_documents(view, files)
+    docs = services.config_documents(view, files, warnings=warnings)
     secrets.add(found, secrets.documents_secrets(docs))
     k3s_args = k3s_config.insert_flags(argv, k3s_config.to_flags(k3s_config.merge(docs)))
     effective, sched_config, sched_source = _scheduler_flags(docs, argv, init.exec_path, warnings)
     node_name, record = _service_record(view, init, k3s_args, hostname)
 
-    version, kube_version = '', ''
-    rc, out, dummy = view.run([argv[0], '--version'])
-    if rc == 0:
-        version, kube_version = parse_version(out)
+    version, kube_version = binary_version(view, argv[0], warnings)
     active, pid = _running(view, init)
     scheduler_args = [v for v, dummy in effective]
 
@@ -196,6 +202,24 @@ def gather_service(view, service, found=None):
         'active': bool(active), 'main_pid': int(pid or 0), 'node_name': node_name,
     })
     return result, warnings
+
+
+def binary_version(view, binary, warnings):
+    """(version, kubernetes_version) of ``<binary> --version``, bounded in time; ('', '') with a warning when it hangs
+    or prints no exact version."""
+    try:
+        rc, out, dummy = view.run([binary, '--version'], timeout=VERSION_TIMEOUT)
+    except RunTimeout as e:
+        warnings.append('%s The version is reported as unknown.' % e.msg)
+        return '', ''
+    if rc != 0:
+        return '', ''
+    found = parse_version(out)
+    if not found[0] and (out or '').strip():
+        warnings.append('"%s --version" printed no version as k3s prints it ("k3s version v1.31.4+k3s1 (...)"): %s. The '
+                        'version is reported as unknown.' % (_terminal.escape(binary), _terminal.cut(
+                            _terminal.one_line((out or '').strip().split('\n', 1)[0]), 100)))
+    return found
 
 
 def _scheduler_flags(docs, argv, exec_path, warnings):
@@ -244,14 +268,22 @@ def _scheduler_container(pod):
     return (named or [c for c in containers if isinstance(c, dict)] or [None])[0]
 
 
+def _container_argv(container):
+    """What the container runs: its ``command``, then its ``args`` (both reach the process)."""
+    return [str(a) for a in _as_list(container.get('command')) + _as_list(container.get('args'))]
+
+
+def _as_list(value):
+    return value if isinstance(value, list) else []
+
+
 def image_version(image):
     """(version, kubernetes_version) from an image reference such as registry.k8s.io/kube-scheduler:v1.36.3."""
     ref = (image or '').split('@', 1)[0]
     tag = ref.rsplit(':', 1)[1] if ':' in ref.rsplit('/', 1)[-1] else ''
-    m = _VERSION_RE.match(tag)
-    if not m:
+    if not VERSION_TOKEN.fullmatch(tag):
         return '', ''
-    return m.group(1), m.group(1).split('+', 1)[0]
+    return tag, tag.split('+', 1)[0]
 
 
 def gather_static_pod(view, manifest_path, platform=_platform.KUBEADM, service=None):
@@ -285,13 +317,13 @@ def gather_static_pod(view, manifest_path, platform=_platform.KUBEADM, service=N
     if container is None or not isinstance(container.get('command') or [], list):
         raise services.ServiceError('%s is not a static pod with a kube-scheduler container; give manifest_path '
                                     'the kube-scheduler manifest kubeadm wrote.' % manifest_path)
-    argv = [str(a) for a in (container.get('command') or []) + (container.get('args') or [])]
+    argv = _container_argv(container)
     sched_args = argv[1:]
-    config = _last_flag(sched_args, 'config')
+    config = pflag.last_value(sched_args, 'config')
     version, kube_version = image_version(container.get('image'))
     # the manifest's --kubeconfig is the scheduler's kubeconfig (empty when it names none)
     record = node_record(view, platform, service=service, node=node, scheduler_manifest=manifest_path,
-                         scheduler_kubeconfig=_last_flag(sched_args, 'kubeconfig'))
+                         scheduler_kubeconfig=pflag.last_value(sched_args, 'kubeconfig'))
     result.update({
         'installed': True, 'init': kind or 'systemd', 'unit_path': unit, 'node_role': 'server', 'argv': argv,
         'k3s_args': argv, 'scheduler_args': sched_args, 'scheduler_config': config,

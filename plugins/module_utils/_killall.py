@@ -28,7 +28,11 @@ import signal
 import time
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
+from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import RunTimeout
 
 # The links k3s-killall.sh deletes by name; those enslaved to cni0 (the pods' veths) go as well.
 LINKS = ('cni0', 'flannel.1', 'flannel-v6.1', 'kube-ipvs0', 'flannel-wg', 'flannel-wg-v6')
@@ -38,8 +42,6 @@ RULE = re.compile(r'KUBE-|CNI-|(?i:flannel)')
 RULE_TOOLS = (('iptables', 'iptables-save', 'iptables-restore'), ('ip6tables', 'ip6tables-save', 'ip6tables-restore'))
 NETNS_DIR = '/run/netns'
 NETNS_PREFIX = 'cni-'
-# The programs whose "server" or "agent" process is a running k3s (or RKE2) this must not run under.
-SERVICE_PROGRAMS = ('k3s', 'rke2')
 # Tests set this to a kill function of their own (the fake node's processes are not real).
 KILL = None
 _OCTAL = re.compile(r'\\([0-7]{3})')
@@ -96,12 +98,22 @@ def with_descendants(procs, roots):
 
 
 def running_service(procs):
-    """The first process that is a running k3s (or RKE2) server or agent, as (pid, argv); None when there is none."""
+    """The first process that is a running k3s (or RKE2) server or agent, as (pid, argv); None when there is none.
+
+    Read as k3s really runs: it rewrites its command line to the one string ``/usr/local/bin/k3s server`` (the
+    arguments hidden), which counts as much as ``k3s server --token ...`` (``_service.running_command``).
+    """
     for pid in sorted(procs):
         argv = procs[pid][1]
-        if len(argv) > 1 and os.path.basename(argv[0]) in SERVICE_PROGRAMS and argv[1] in ('server', 'agent'):
+        if services.running_command(argv) is not None:
             return pid, argv
     return None
+
+
+def shown_argv(argv):
+    """A process's command line for a message: secrets hidden, the NUL padding of a rewritten title left out,
+    control characters escaped."""
+    return _terminal.escape(' '.join(secrets.hide_argv([a for a in argv if a != ''])))
 
 
 def kept_rules(saved):
@@ -160,7 +172,7 @@ def plan(view, params):
     service = running_service(procs)
     if service is not None:
         raise PlanError('k3s still runs on this node (pid %d: %s): stop its service first (the reset playbook stops '
-                        'it before this step). Nothing was changed.' % (service[0], ' '.join(service[1])[:200]))
+                        'it before this step). Nothing was changed.' % (service[0], _terminal.cut(shown_argv(service[1]), 200)))
     netns = sorted(n for n in view.listdir(NETNS_DIR) or [] if n.startswith(NETNS_PREFIX))
     return {
         'kill': [{'pid': pid, 'argv': procs[pid][1]} for pid in with_descendants(procs, shim_pids(procs, data_dir))],
@@ -187,13 +199,16 @@ def _gone(view, pids, kill, wait):
 
 
 def _run(view, argv, stdin=None):
-    """None when ``argv`` ran, else what it said."""
-    rc, out, err = view.run(argv, stdin)
+    """None when ``argv`` ran, else what it said (or that it hung and was stopped)."""
+    try:
+        rc, out, err = view.run(argv, stdin)
+    except RunTimeout as e:
+        return e.msg
     if rc == 0:
         return None
     said = err or out or ''
     said = said.decode('utf-8', 'replace') if isinstance(said, bytes) else said
-    return '%s: rc %s: %s' % (' '.join(argv), rc, said.strip()[:300] or 'no output')
+    return '%s: rc %s: %s' % (_terminal.escape(' '.join(argv)), rc, _terminal.one_line(said.strip()[:300]) or 'no output')
 
 
 def would(planned):
@@ -219,8 +234,8 @@ def apply(view, planned, kill=None, wait=10.0):
     pids = [p['pid'] for p in planned['kill']]
     left = _gone(view, pids, kill, wait) if pids else []
     done['killed'] = [p for p in planned['kill'] if p['pid'] not in left]
-    failed += ['pid %d (%s) still runs after SIGKILL' % (pid, ' '.join(
-        next(p['argv'] for p in planned['kill'] if p['pid'] == pid))[:120]) for pid in left]
+    failed += ['pid %d (%s) still runs after SIGKILL' % (pid, _terminal.cut(shown_argv(
+        next(p['argv'] for p in planned['kill'] if p['pid'] == pid)), 120)) for pid in left]
     for point in planned['unmount']:
         said = _run(view, ['umount', point])
         if said:

@@ -18,10 +18,12 @@ older than ``expire`` is a leftover of a run that was killed; it is taken over w
 from __future__ import annotations
 
 import json
+import math
 import os
 import uuid
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 LEASE_DIR = '/run/baremetal-k3s'
@@ -41,7 +43,13 @@ def read_lease(view, path):
         lease = json.loads(data.decode('utf-8'))
     except ValueError:
         return {'holder': 'unknown (the lease file is not JSON)', 'since': 0, 'owner': ''}
-    return lease if isinstance(lease, dict) else {'holder': 'unknown', 'since': 0, 'owner': ''}
+    if not isinstance(lease, dict):
+        return {'holder': 'unknown', 'since': 0, 'owner': ''}
+    since = lease.get('since')
+    if isinstance(since, bool) or not isinstance(since, (int, float)) or not math.isfinite(since):
+        lease['since'] = 0  # a time that cannot be read counts as long ago: the lease is stale
+    lease['holder'] = _terminal.one_line(lease.get('holder') or 'unknown')
+    return lease
 
 
 def describe(lease, now):

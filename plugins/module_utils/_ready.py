@@ -39,9 +39,14 @@ import time
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import RunTimeout
 
 REQUEST_TIMEOUT = 10  # seconds, at most, that one kubectl call may take
+RUN_MARGIN = 20  # seconds kubectl may run past its --request-timeout (discovery, start) before it is stopped
+TIMED_OUT_RC = 124  # the exit code reported for a kubectl the View had to stop (as timeout(1) reports it)
+READYZ_OK = 'ok'  # what the API server's /readyz answers when every check passes
 WAITED_FOR = 20  # reasons kept in waited_for, at most (the first ones)
 READY = 'Ready'
 ETCD_VOTER = 'EtcdIsVoter'
@@ -73,6 +78,21 @@ def validate(params):
                                 or any(c.isspace() for c in version)):
         raise ReadyError('kubelet_version must be the version the Node reports, as one word (for example v1.31.4+k3s1, '
                          'what "k3s --version" prints), not %r' % (version,))
+
+
+def _text(value):
+    """kubectl's output as text (a runner may hand bytes)."""
+    if isinstance(value, bytes):
+        return value.decode('utf-8', 'replace')
+    return value or ''
+
+
+def _answer(out):
+    """What an answer held, shortened to one printable line."""
+    text = _terminal.one_line(out)
+    if not text:
+        return 'an empty body'
+    return "'%s'" % _terminal.cut(text, 200)
 
 
 def conditions(node):
@@ -141,10 +161,14 @@ class Waiter:
         if self.p.get('kubeconfig'):
             argv += ['--kubeconfig', self.p['kubeconfig']]
         argv += ['--request-timeout', '%ds' % seconds] + list(args)
-        rc, out, err = self.view.run(argv)
+        try:
+            rc, out, err = self.view.run(argv, timeout=seconds + RUN_MARGIN)
+        except RunTimeout as e:
+            # a kubectl that hangs past its own request timeout is no answer: a reason to look again
+            return TIMED_OUT_RC, '', 'kubectl did not finish within %s s (stopped)' % e.seconds
         if rc is None:
             raise self._missing()
-        return rc, out or '', err or ''
+        return rc, _text(out), _text(err)
 
     def look(self, remaining):
         """One look: {api_ready, node_ready, node_conditions, etcd_member, reason} (reason empty when ready)."""
@@ -158,7 +182,15 @@ class Waiter:
         if rc != 0:
             failed = _FAILED_CHECK.findall(err + out)
             state['reason'] = ('the API server is not ready: /readyz reports %s failed' % ', '.join(failed) if failed else
-                               'the API server does not answer /readyz: %s' % (_kubectl.first_line(err) or 'exit %s' % rc))
+                               'the API server does not answer /readyz: %s'
+                               % _terminal.one_line(_kubectl.first_line(err) or 'exit %s' % rc))
+            return state
+        if out.strip() != READYZ_OK:
+            # a 200 from something else on that address (a proxy, a captive page) is not the API server's answer
+            state['reason'] = ('/readyz answered, but not as the API server does ("%s"): %s. Something else answers at '
+                               'the kubeconfig\'s server address (a proxy, a captive portal?); check the kubeconfig '
+                               'and the proxy variables of this node'
+                               % (READYZ_OK, _answer(out)))
             return state
         state['api_ready'] = True
         rc, out, err = self._run(remaining, 'get', 'node', self.node, '-o', 'json')
@@ -171,10 +203,10 @@ class Waiter:
         try:
             node = json.loads(out)
         except ValueError:
-            state['reason'] = 'kubectl get node %s printed no JSON: %r' % (self.node, out[:200])
+            state['reason'] = 'kubectl get node %s printed no JSON: %s' % (self.node, _answer(out))
             return state
-        if not isinstance(node, dict):
-            state['reason'] = 'kubectl get node %s printed no Node: %r' % (self.node, out[:200])
+        if not isinstance(node, dict) or node.get('kind') != 'Node':
+            state['reason'] = 'kubectl get node %s printed no Node: %s' % (self.node, _answer(out))
             return state
         conds = conditions(node)
         state['node_conditions'] = conds

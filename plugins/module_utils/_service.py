@@ -21,6 +21,7 @@ import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.module_utils._openrc import InitScript
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import (
@@ -209,7 +210,10 @@ class Systemd:
             raise ServiceError('%s: %s' % (fpath, e)) from e
 
     def raw_argv(self, with_own=True):
-        return list(self.command(with_own).argv)
+        """What runs: the program systemd starts (the command's path), then its arguments. With the "@" prefix
+        (``@/usr/local/bin/k3s k3s-main server``) the second word is only the argv[0] the program sees, never the
+        program: it is left out, as every reader here asks which program runs and with which arguments."""
+        return program_argv(self.command(with_own))
 
     @property
     def exec_path(self):
@@ -273,6 +277,51 @@ class Openrc:
         return self.path
 
 
+def program_argv(command):
+    """``[program, arguments...]`` of a parsed ExecStart command (:class:`_systemd_unit.ExecCommand`): its path, then
+    the words after argv[0]. Every prefix systemd accepts (``-``, ``@``, ``:``, ``+``, ``!``, ``!!``, combined) is
+    off the path already; ``@`` only renames argv[0], which is not the program."""
+    return [command.path] + list(command.args)
+
+
+# -- a running k3s ---------------------------------------------------------------------------
+# k3s (and RKE2, which runs k3s's server and agent code) hides its arguments as it starts: pkg/cli/server and
+# pkg/cli/agent call gspt.SetProcTitle(os.Args[0] + " server") (" agent"), which overwrites the whole argv area,
+# so /proc/<pid>/cmdline holds that one string, padded with NUL bytes, never the flags or the token.
+SERVICE_SUBCOMMANDS = ('server', 'agent')
+_SERVICE_PROGRAM = re.compile(r'(k3s|rke2)([-.][^/]*)?')
+_GLOBAL_FLAGS = ('--debug', '-debug')
+
+
+def running_command(argv):
+    """``(program, subcommand, hidden)`` when ``argv`` (a process's ``/proc/<pid>/cmdline``) is a running k3s or RKE2
+    server or agent, None otherwise.
+
+    Both forms count: the title k3s sets (``['/usr/local/bin/k3s server', '', ...]``, ``hidden`` True: the arguments
+    cannot be read) and the command line as started (``['/usr/local/bin/k3s', 'server', '--token=...']``: before the
+    title is set, or a build that does not set it). The program is k3s or rke2 by its file name (``k3s-main`` too,
+    an argv[0] the "@" prefix of a unit may give it).
+    """
+    if not argv or not isinstance(argv[0], str):
+        return None
+    title = argv[0].rstrip(' ')
+    program, sep, sub = title.rpartition(' ')
+    if sep and sub in SERVICE_SUBCOMMANDS and program.strip():
+        found = _program_match(program.strip(), sub, True)
+        if found:
+            return found
+    words = [a for a in argv[1:] if a not in _GLOBAL_FLAGS]
+    if words and words[0] in SERVICE_SUBCOMMANDS:
+        return _program_match(argv[0], words[0], False)
+    return None
+
+
+def _program_match(program, sub, hidden):
+    if _SERVICE_PROGRAM.fullmatch(os.path.basename(program)):
+        return program, sub, hidden
+    return None
+
+
 def read_init(view, service, path=None, own_dropin=None):
     """The :class:`Systemd` or :class:`Openrc` of ``service`` (or of the file ``path``)."""
     kind, path = find(view, service, path)
@@ -283,21 +332,60 @@ def read_init(view, service, path=None, own_dropin=None):
 
 # -- k3s's config files --------------------------------------------------------------------
 def config_files(view, config_file):
-    """The files k3s reads for ``config_file``, in order: the file itself (when it exists), then its drop-ins."""
+    """The files k3s reads for ``config_file``, in order: the file itself (when it exists), then its drop-ins.
+
+    A drop-in is every ``*.yaml``/``*.yml`` entry of ``config.yaml.d`` that is not a directory itself, as k3s's
+    ``os.ReadDir`` sees it: a symbolic link counts whatever it points to (k3s then fails to read one that points to
+    nothing or to a directory; :func:`config_documents` says so).
+    """
     directory = config_file + '.d'
-    names = k3s_config.dropin_names(view.listdir(directory) or [], is_dir=lambda n: view.isdir(os.path.join(directory, n)))
+
+    def is_dir(name):
+        path = os.path.join(directory, name)
+        return view.isdir(path) and not view.islink(path)
+
+    names = k3s_config.dropin_names(view.listdir(directory) or [], is_dir=is_dir)
     files = [os.path.join(directory, n) for n in names]
     if view.exists(config_file):
         files.insert(0, config_file)
     return files
 
 
-def config_documents(view, files, replaced=None):
-    """[(path, pairs)] of ``files`` as k3s reads them; ``replaced`` {path: bytes or None} stands in for what is on disk."""
+def unreadable_config(view, path):
+    """Why k3s cannot read its config file ``path`` that is listed in its directory (a symbolic link to nothing, or to
+    a directory), or '' when it can."""
+    real = os.path.join(view.realpath(os.path.dirname(path)), os.path.basename(path))
+    if view.islink(real):
+        target = _terminal.escape(os.readlink(view.host_path(real)))
+        if not view.exists(path):
+            return 'is a symbolic link to %s, which does not exist' % target
+        if view.isdir(path):
+            return 'is a symbolic link to the directory %s' % target
+    return ''
+
+
+def config_documents(view, files, replaced=None, warnings=None):
+    """[(path, pairs)] of ``files`` as k3s reads them; ``replaced`` {path: bytes or None} stands in for what is on disk.
+
+    A listed file k3s cannot read (a dangling link, a link to a directory) stops k3s at its start: a ServiceError
+    naming it, or, with a ``warnings`` list (a module that only reports), a warning there and the file left out.
+    """
     replaced = replaced or {}
     docs = []
     for path in files:
-        data = replaced[path] if path in replaced else view.read(path)
+        if path in replaced:
+            data = replaced[path]
+        else:
+            why = unreadable_config(view, path)
+            if why:
+                problem = ('%s %s: k3s reads every *.yaml and *.yml entry of %s and does not start while one cannot be '
+                           'read. Remove the link or point it at a config file.'
+                           % (_terminal.escape(path), why, _terminal.escape(os.path.dirname(path))))
+                if warnings is None:
+                    raise ServiceError(problem)
+                warnings.append(problem + ' Its settings are left out here.')
+                continue
+            data = view.read(path)
         if data is None:
             continue
         try:

@@ -271,7 +271,7 @@ def edit_unit(service, request):
                     unit.add_arg(directive, request.arg)
             else:
                 unit.remove_arg(directive, request.arg)
-            return Change(init.path, before, unit.render()), unit.parse_exec(unit.exec_start()[0]).argv
+            return Change(init.path, before, unit.render()), services.program_argv(unit.parse_exec(unit.exec_start()[0]))
         script = InitScript(before, init.path)
         if request.present:
             if request.arg not in script.parse().argv:
@@ -306,7 +306,8 @@ def edit_dropin(service, request):
         after = None
     else:
         after = render_dropin(current.prefix, current.path, argv, '@' in current.prefix, init.path)
-    return Change(request.dropin_path, service.own_dropin, after, mode=0o644), argv
+    # what runs: the program, then the arguments after argv[0] (which the "@" prefix only renames)
+    return Change(request.dropin_path, service.own_dropin, after, mode=0o644), [current.path] + argv[1:]
 
 
 def render_config(pairs):
@@ -414,7 +415,9 @@ def restart_state(service, request, method, changes, cli_after, warnings):
     running = view.cmdline(pid) or []
     started = view.process_start(pid)
     stale = False
-    hidden = len(running) <= 2 < len(desired)  # k3s rewrites its argv to "k3s server"
+    seen = services.running_command(running)
+    # k3s rewrites its command line to the one string "<argv0> server": its arguments cannot be compared then
+    hidden = (seen is not None and seen[2]) or len(running) <= 2 < len(desired)
     if running and not hidden:
         stale = running[1:] != desired[1:]
     elif started is not None:

@@ -26,6 +26,7 @@ import json
 import os
 import re
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _pflag as pflag
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError, clk_tck
 
 SYSTEMCTL_PROPERTIES = ('LoadState', 'ActiveState', 'SubState', 'MainPID', 'ExecMainStartTimestamp',
@@ -256,12 +257,8 @@ def children(view, ppid):
 
 
 def _uses_config(argv, config_path):
-    for i, arg in enumerate(argv):
-        if arg == '--config=' + config_path or arg == '-config=' + config_path:
-            return True
-        if arg in ('--config', '-config') and i + 1 < len(argv) and argv[i + 1] == config_path:
-            return True
-    return False
+    """Whether a kube-scheduler's command line reads ``config_path``: its last ``--config``, as pflag reads it."""
+    return pflag.last_value(argv[1:], 'config') == config_path
 
 
 def scheduler_process(view, config_path=None, ticks=None):

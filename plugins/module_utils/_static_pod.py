@@ -53,6 +53,7 @@ import stat
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as gy
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
+from ansible_collections.baremetal.k3s.plugins.module_utils import _pflag as pflag
 from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as ye
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
@@ -399,6 +400,30 @@ class _Pod:
     def argv(self):
         return list(self.get(self.command_path))
 
+    @property
+    def args_path(self):
+        return self.cpath + ('args',)
+
+    def args(self):
+        """The container's ``args`` (they follow ``command`` on the process's command line), as text."""
+        return [a if isinstance(a, str) else str(a) for a in _list_of(self.get(self.args_path))]
+
+    def flags(self):
+        """Every flag the process reads, pflag's way (``_pflag``), with where it stands: [(Flag, path of its first
+        word)] over ``command`` (after the program) then ``args``."""
+        command, args = self.argv(), self.args()
+        words = command[1:] + args
+        out = []
+        for flag in pflag.parse(words):
+            at = flag.start + 1
+            path = self.command_path + (at,) if at < len(command) else self.args_path + (at - len(command),)
+            out.append((flag, path))
+        return out
+
+    def place(self, path):
+        """``command`` or ``args`` and the line of the item at ``path``, for a message."""
+        return '%s (line %d)' % ('args' if path[:len(self.args_path)] == self.args_path else 'command', self.line(path))
+
     def volumes(self):
         """[(index, name, normalised hostPath path or None)]."""
         out = []
@@ -646,9 +671,14 @@ def _plan(view, params, path, check_mode):
     argv = pod.argv()
     same = [i for i, a in enumerate(argv) if a == arg]
     owned = [i for i in same if _claims(pod, i, arg, own_path, prefix)]
+    elsewhere = _given_elsewhere(pod, arg, flag)
     if state == 'present':
         _refuse_other_value(pod, path, arg, flag)
-        if same and not owned:
+        if elsewhere and not owned:
+            warnings.append('container %s already gets %s as %s in its %s, not added by this module; left as it is '
+                            '(kube-scheduler reads command and args as one command line).'
+                            % (pod.name, arg, elsewhere[0], elsewhere[1]))
+        elif same and not owned:
             missing = [p for p in needed if not _covered(pod, p)]
             warnings.append('%s is already in the command of container %s, not added by this module (no "%s" comment, no '
                             'volume of ours for its path); left as it is.%s'
@@ -661,7 +691,10 @@ def _plan(view, params, path, check_mode):
             _ensure_mounts(ed, needed, kinds, prefix, arg)
             _drop_unlisted(ed, arg, needed, prefix, warnings)
     else:
-        if same and not owned:
+        if elsewhere and not owned:
+            warnings.append('container %s gets %s as %s in its %s, not added by this module; left in place. Remove it by '
+                            'hand if it should go.' % (pod.name, arg, elsewhere[0], elsewhere[1]))
+        elif same and not owned:
             warnings.append('%s is in the command of container %s but was not added by this module (no "%s" comment, no '
                             'volume of ours for its path); left in place. Remove it by hand if it should go.' % (arg, pod.name, MARK))
         for i in reversed(owned):
@@ -695,15 +728,26 @@ def _path_kinds(view, needed, own_path, check_mode, warnings):
 
 
 def _refuse_other_value(pod, path, arg, flag):
-    """An error when the command already gives ``--flag`` another value than ``arg``."""
-    argv = pod.argv()
-    for i, a in enumerate(argv):
-        if a == arg or flag_name(a) != flag:
+    """An error when the process already gets ``--flag`` with another value than ``arg`` (in ``command`` or ``args``,
+    in any spelling pflag reads as that flag: ``-v=2`` for ``--v``)."""
+    dummy, wanted = pflag.split(arg)
+    for found, where in pod.flags():
+        if found.name != pflag.normalize(flag) or found.value == wanted:
             continue
-        if a == '--' + flag and '=' in arg and i + 1 < len(argv):
-            a = '%s %s' % (a, argv[i + 1])
-        raise StaticPodError('%s already has %s in the command of container %s (line %d), a different value for --%s than %s.%s'
-                             % (path, a, pod.name, pod.line(pod.command_path + (i,)), flag, arg, _hint_for(flag)))
+        raise StaticPodError('%s already has %s in the %s of container %s, a different value for --%s than %s (kube-scheduler '
+                             'reads command and args as one command line, and pflag reads both spellings as one flag).%s'
+                             % (path, found.text, pod.place(where), pod.name, flag, arg, _hint_for(flag)))
+
+
+def _given_elsewhere(pod, arg, flag):
+    """Where the process already gets exactly ``arg``'s flag and value other than as the item ``arg`` of ``command``
+    (in ``args``, or spelled otherwise: ``-v=4``, ``--config /x``): the text and its place, else None."""
+    dummy, wanted = pflag.split(arg)
+    for found, where in pod.flags():
+        if found.name == pflag.normalize(flag) and found.value == wanted and not (
+                found.text == arg and where[:len(pod.command_path)] == pod.command_path):
+            return found.text, pod.place(where)
+    return None
 
 
 def _finish(view, path, before, pod, prefix, warnings):

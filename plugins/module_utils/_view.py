@@ -16,8 +16,14 @@ commands. The collection runs commands only from here: the View's ``runner``, an
 :func:`run_foreground` for the one that must run in the foreground with a timeout
 (k3s_restore's ``k3s server --cluster-reset``).
 
-Pure standard library; no Ansible import (the module hands in a ``runner`` built on
-``AnsibleModule.run_command``).
+Every program run through :meth:`View.run` is bounded in time: :data:`RUN_TIMEOUT` seconds unless
+the caller gives its own bound. A program that is not done by then is stopped (it and every process
+below it: SIGTERM, then SIGKILL) and :class:`RunTimeout` is raised, a refusal whose message names the
+command and the bound. The node's runner (``_io.node_view``: ``AnsibleModule.run_command`` watched by
+a :class:`ProcessWatch`) stops the program itself; any other runner (a test's) is bounded by the View
+all the same.
+
+Pure standard library; no Ansible import.
 """
 
 from __future__ import annotations
@@ -27,11 +33,46 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+
+# Seconds a program run on the node may take, unless its caller gives its own bound.
+RUN_TIMEOUT = 60
+# Seconds between SIGTERM and SIGKILL for a program past its bound.
+TERM_GRACE = 3
+TIMED_OUT = object()  # what a bounded runner returns for a program it had to stop
 
 
 class ViewError(Exception):
     """The node could not be read where it had to be; the message names the path and the reason."""
+
+
+class RunTimeout(ViewError, PlanError):
+    """A program the collection ran on the node did not finish within its bound and was stopped.
+
+    A refusal like any other (a PlanError: every module fails with its message, nothing half done by
+    this command); ``argv`` and ``seconds`` say which and how long.
+    """
+
+    def __init__(self, argv, seconds):
+        self.argv = list(argv)
+        self.seconds = seconds
+        PlanError.__init__(self, '"%s" did not finish within %s s on this node and was stopped. The program hangs '
+                                 'there: run it by hand to see why (a dead mount, a DNS or API server that does not '
+                                 'answer, a broken binary), mend that, then run again.'
+                           % (quote(argv), _seconds(seconds)))
+
+
+def quote(argv):
+    """A command as one line of printable text (for messages)."""
+    return _terminal.escape(' '.join(argv))
+
+
+def _seconds(value):
+    return ('%d' % value) if float(value).is_integer() else ('%.1f' % value)
 
 
 class View:
@@ -46,9 +87,10 @@ class View:
 
     MAX_SYMLINKS = 40
 
-    def __init__(self, root='/', runner=None, which=None, hostname=None, clock=None):
+    def __init__(self, root='/', runner=None, which=None, hostname=None, clock=None, run_timeout=None):
         self.root = os.path.abspath(root)
         self._runner = runner
+        self.run_timeout = RUN_TIMEOUT if run_timeout is None else run_timeout
         self._which = which
         self._hostname = hostname
         self.clock = clock or Clock()
@@ -291,14 +333,21 @@ class View:
         return btime + stat['starttime'] / float(clk_tck())
 
     # -- commands ---------------------------------------------------------------------------
-    def run(self, argv, stdin=None):
+    def run(self, argv, stdin=None, timeout=None):
         """``(rc, stdout, stderr)`` of a command, with ``stdin`` (bytes or text) on its input when given;
-        rc None when the program is missing."""
+        rc None when the program is missing. :class:`RunTimeout` when it did not finish within ``timeout``
+        seconds (default :attr:`run_timeout`): it was stopped."""
         if self._runner is None:
             return None, '', ''
-        if stdin is None:
-            return self._runner(list(argv))
-        return self._runner(list(argv), stdin)
+        argv = list(argv)
+        seconds = self.run_timeout if timeout is None else timeout
+        if getattr(self._runner, 'bounded', False):
+            result = self._runner(argv, stdin, seconds)
+        else:
+            result = within(seconds, lambda: self._runner(argv) if stdin is None else self._runner(argv, stdin))
+        if result is TIMED_OUT:
+            raise RunTimeout(argv, seconds)
+        return result
 
     def which(self, name):
         """The node path of program ``name`` on its PATH, None when there is none."""
@@ -309,6 +358,109 @@ class View:
             return self._hostname
         text = self.read_text('/proc/sys/kernel/hostname')
         return (text or socket.gethostname()).strip()
+
+
+def within(seconds, call):
+    """``call()``'s result, or :data:`TIMED_OUT` when it has not returned after ``seconds`` (it goes on in a daemon
+    thread, which the module's exit ends): the bound of a runner that does not stop its program itself."""
+    box = {}
+
+    def target():
+        try:
+            box['result'] = call()
+        except BaseException as e:  # pylint: disable=broad-exception-caught  # re-raised in the caller's thread
+            box['error'] = e
+
+    worker = threading.Thread(target=target, name='baremetal-k3s-run', daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        return TIMED_OUT
+    if 'error' in box:
+        raise box['error']
+    return box['result']
+
+
+def _children(pid):
+    """Every live process below ``pid`` (read from the machine's /proc), deepest last."""
+    parents = {}
+    try:
+        names = os.listdir('/proc')
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % name, 'rb') as f:
+                fields = f.read().rsplit(b')', 1)[1].split()
+            parents.setdefault(int(fields[1]), []).append(int(name))
+        except (OSError, IndexError, ValueError):
+            continue
+    out, todo = [], list(parents.get(pid, []))
+    while todo:
+        child = todo.pop(0)
+        if child not in out:
+            out.append(child)
+            todo.extend(parents.get(child, []))
+    return out
+
+
+class ProcessWatch:
+    """The bound of one started program: :meth:`start` (handed the Popen object, as ``AnsibleModule.run_command``'s
+    ``before_communicate_callback`` is) arms a timer; when it fires, the program and every process below it get
+    SIGTERM, then SIGKILL after :data:`TERM_GRACE` seconds, and :attr:`fired` says so. :meth:`cancel` once it ended."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.fired = False
+        self._timer = None
+        self._done = threading.Event()
+
+    def start(self, proc):
+        self._timer = threading.Timer(self.seconds, self._fire, [proc])
+        self._timer.daemon = True
+        self._timer.start()
+
+    def cancel(self):
+        self._done.set()
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _fire(self, proc):
+        if self._done.is_set() or proc.poll() is not None:
+            return
+        self.fired = True
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in [proc.pid] + _children(proc.pid):
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+            if self._done.wait(TERM_GRACE) or proc.poll() is not None and not _children(proc.pid):
+                return
+
+
+def run_bounded(argv, stdin=None, timeout=RUN_TIMEOUT, env=None):
+    """``(rc, stdout, stderr)`` of ``argv`` (its program an executable path) as text, or :data:`TIMED_OUT` when it
+    did not finish within ``timeout`` seconds (it and what it started were stopped); rc None when the program cannot
+    be found. The runner of a View that has no Ansible module to run commands with (the unit tests' node); a module's
+    runner is ``AnsibleModule.run_command`` bounded by the same :class:`ProcessWatch` (``_io.node_view``)."""
+    data = stdin.encode('utf-8', 'surrogateescape') if isinstance(stdin, str) else stdin
+    watch = ProcessWatch(RUN_TIMEOUT if timeout is None else timeout)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd='/', close_fds=True)
+    except (FileNotFoundError, NotADirectoryError):
+        return None, '', ''
+    watch.start(proc)
+    try:
+        out, err = proc.communicate(input=data)
+    finally:
+        watch.cancel()
+    if watch.fired:
+        return TIMED_OUT
+    return proc.returncode, out.decode('utf-8', 'surrogateescape'), err.decode('utf-8', 'surrogateescape')
 
 
 def run_foreground(argv, env, timeout):

@@ -56,6 +56,10 @@ description:
     C(Environment) and C(EnvironmentFile) values), makes the same decision and goes through the same proxy
     (a C(CONNECT) tunnel for https://, an absolute-URI request for http://). RV(extender_proxy) names it.
     The module''s own environment is not used.'
+  - 'Redirects: Go''s HTTP client follows them, and so does the probe - C(307) and C(308) with the same method and
+    body, C(301), C(302) and C(303) as a C(GET) without a body, no request after the tenth one that redirects, each
+    request through the proxy its own URL gets from the scheduler''s environment, and O(http_timeout) for the whole
+    exchange. An extender behind a redirect is judged as the scheduler reaches it.'
   - 'Progress: with O(wait=true) the action plugin of the same name runs the wait in slices of
     20 seconds (O(slice_seconds), O(resume)) and prints after each one what the node waits for and for
     how long, for example C(server-1: waiting 40 s of 1200 s for the extender to answer (...)). The

@@ -254,6 +254,8 @@ ARGUMENT_SPEC = dict(
     snapshot_dir=dict(type='path'),
 )
 
+# Seconds k3s etcd-snapshot save may take (a large datastore is streamed to disk); past it, it is stopped.
+SNAPSHOT_TIMEOUT = 900
 PUBLIC = ('archive', 'sha256_file', 'sha256', 'size', 'contents', 'rows', 'revision', 'integrity', 'removed',
           'datastore', 'needed_bytes', 'free_bytes', 'backup_dir', 'data_dir', 'snapshot_argv', 'snapshots', 'snapshot')
 
@@ -263,7 +265,7 @@ def _etcd_snapshot(view, facts):
     ``snapshots``). PlanError when it fails or its snapshot cannot be found."""
     argv = facts['snapshot_argv']
     before = set(view.listdir(facts['snapshot_dir']) or [])
-    rc, out, err = view.run(argv)
+    rc, out, err = view.run(argv, timeout=SNAPSHOT_TIMEOUT)
     out, err = out or '', err or ''
     if rc != 0:
         why = (err or out).strip() if rc is not None else '%s is not an executable file on this node' % argv[0]
@@ -289,16 +291,14 @@ def _backup(module, params):
     """Plan the backup, then (not in check mode) take the etcd snapshot and write the archive; the facts."""
     view = _io.node_view(module)
     plan = backup.plan(view, params)
-    for warning in plan.warnings:
-        module.warn(warning)
+    _io.warn(module, plan.warnings)
     facts = plan.facts
     if module.check_mode:
         return facts
     if facts['datastore'] == 'etcd':
         facts = _etcd_snapshot(view, facts)
     facts = backup.write_archive(facts, functools.partial(host_path, _io.ROOT))
-    for warning in facts.get('warnings', []):
-        module.warn(warning)
+    _io.warn(module, facts.get('warnings', []))
     return facts
 
 

@@ -310,7 +310,9 @@ node_role:
   sample: server
 argv:
   description: The command line the service starts, as systemd (or openrc) gives it - drop-ins applied, variables from
-    the service's environment files expanded, argv[0] included. Secret values are shown as C((hidden)).
+    the service's environment files expanded, the program first (the ExecStart path after its prefixes; with the
+    C(@) prefix the word after it is only the argv[0] the program sees and is not listed). Secret values are shown as
+    C((hidden)).
   returned: always
   type: list
   elements: str

@@ -25,7 +25,8 @@ description:
   - With O(iptables=true), restores the iptables and ip6tables rules without the lines that name C(KUBE-), C(CNI-) or
     flannel, as the script does, where the node has C(iptables-save) and C(iptables-restore).
   - Refuses to run while a k3s (or RKE2) server or agent process runs on the node (it would start them again); nothing
-    is changed then.
+    is changed then. A running k3s is recognised as it really runs - it rewrites its command line to the one string
+    C(/usr/local/bin/k3s server) (C(agent)), hiding its arguments - as well as by the command line it was started with.
   - Files are not removed here; the reset playbook removes the collection's files with the modules that wrote them.
 author:
   - baremetal.k3s contributors (@baremetal)

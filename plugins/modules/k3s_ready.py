@@ -11,7 +11,8 @@ module: k3s_ready
 short_description: Wait until the k3s API answers and a Node is Ready - the gate of a rolling restart
 version_added: 0.1.0
 description:
-  - Waits until the API server answers C(/readyz) (all its readiness checks pass, the datastore's included) and the Node
+  - Waits until the API server answers C(/readyz) with C(ok) (all its readiness checks pass, the datastore's included; a
+    200 with another body - a proxy's or a captive portal's page - is not the API server's answer) and the Node
     O(node_name) has the condition C(Ready=True); with O(kubelet_version) also until that Node reports that version;
     with O(etcd_member=true) also until it is a voting member of the embedded etcd cluster.
   - Talks to the API only through the platform's own kubectl on the node (O(kubectl), O(kubeconfig)), as

@@ -193,8 +193,9 @@ method:
   sample: unit
 args:
   description:
-    - The service's command line after the change, split as systemd (or the openrc shell) splits it, argv[0]
-      included. With V(config) this line is unchanged; see RV(k3s_args). Secret values are shown as C((hidden)).
+    - The service's command line after the change, split as systemd (or the openrc shell) splits it, the program first -
+      the path systemd runs (with the C(@) prefix, ExecStart's second word is only the argv[0] the program sees, and is
+      not in this list). With V(config) this line is unchanged; see RV(k3s_args). Secret values are shown as C((hidden)).
   returned: always
   type: list
   elements: str

@@ -38,6 +38,10 @@ description:
     the argument in place and warns.
   - The same flag with another value (for example another C(--config=)) is a conflict - the module fails and names it.
     kube-scheduler reads a single C(--config), so add the extender to that file instead (M(baremetal.k3s.scheduler_config)).
+  - Flags are read as kube-scheduler (pflag) reads them, over the container's C(command) and C(args) both (both reach the
+    process) - C(--config x) is C(--config=x), C(-v=2) and C(-v2) are C(--v) (its shorthand), C(_) in a name is C(-),
+    C(--) ends the flags. The same flag and value already given in C(args), or spelled otherwise, is left as it is, with a
+    warning; another value there is the conflict above.
   - After each edit the new content is parsed again and must hold exactly the old data plus (or minus) that item, else
     nothing is written; the file is replaced atomically through a temporary file whose name starts with C(.), which
     the kubelet ignores. Mode and owner of the manifest are kept.

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
+
 HEADERS = ('SERVER', 'PLATFORM', 'FILES TO CHANGE', 'RESTART', 'WHY')
 GAP = '  '
+MAX_WIDTH = 120  # columns of every line the table prints
+WHY_MIN = 36  # columns WHY keeps at least: files and server names give way first
 NO_PLAN = 'no plan: the host was not reached, or failed before it could be planned'
 
 
@@ -79,24 +83,45 @@ def _cells(server):
     return [server['server'], server['platform'] or '-', files, 'yes' if server['restart'] else 'no', why]
 
 
-def render(data):
-    """The table's lines (a server's files and reasons one per line, none cut), then the summary and the refusals."""
+def _fit(widths, budget):
+    """The widths of SERVER, PLATFORM, FILES TO CHANGE and RESTART, and WHY's, within ``budget`` columns: FILES gives
+    way first (its paths wrap), then SERVER (a name is cut, with an ellipsis), so that WHY keeps :data:`WHY_MIN`."""
+    widths = list(widths)
+    floors = [_terminal.width(h) for h in HEADERS[:4]]
+    for i in (2, 0, 1):
+        over = sum(widths) + len(GAP) * 4 + WHY_MIN - budget
+        if over > 0:
+            widths[i] = max(floors[i], widths[i] - over)
+    return widths, max(WHY_MIN, budget - sum(widths) - len(GAP) * 4)
+
+
+def render(data, width=MAX_WIDTH):
+    """The table's lines, none wider than ``width`` terminal columns (a wide CJK character counts two): a server's
+    files and reasons one per line, a file or a reason too long for its column continued on the next lines (never
+    cut); then the summary. What is not printable (a control character in a name or a message) is escaped."""
     rows = [_cells(s) for s in data['servers']]
-    widths = [len(h) for h in HEADERS]
+    natural = [_terminal.width(h) for h in HEADERS[:4]]
     for row in rows:
         for i, cell in enumerate(row[:4]):
-            widths[i] = max([widths[i]] + [len(c) for c in (cell if isinstance(cell, list) else [cell])])
-    lines = [GAP.join(h.ljust(w) for h, w in zip(HEADERS[:4], widths)) + GAP + HEADERS[4]]
+            natural[i] = max([natural[i]] + [_terminal.width(c) for c in (cell if isinstance(cell, list) else [cell])])
+    widths, why_width = _fit(natural, width)
+    lines = [_line([_terminal.pad(h, w) for h, w in zip(HEADERS[:4], widths)], HEADERS[4])]
     for row in rows:
-        files, why = row[2], row[4]
+        files = [part for f in row[2] for part in _terminal.wrap(f, widths[2], subsequent_indent='  ')]
+        why = [part for w in row[4] for part in _terminal.wrap(w, why_width, subsequent_indent='  ')]
         for n in range(max(len(files), len(why))):
             first = n == 0
             cells = [row[0] if first else '', row[1] if first else '', files[n] if n < len(files) else '',
                      row[3] if first else '']
-            lines.append((GAP.join(c.ljust(w) for c, w in zip(cells, widths)) + GAP
-                          + (why[n] if n < len(why) else '')).rstrip())
-    lines.extend(['', data['summary']])
+            lines.append(_line([_terminal.pad(_terminal.cut(c, w), w) for c, w in zip(cells, widths)],
+                               why[n] if n < len(why) else ''))
+    lines.append('')
+    lines.extend(_terminal.wrap(data['summary'], width))
     return lines
+
+
+def _line(cells, why):
+    return (GAP.join(cells) + GAP + why).rstrip()
 
 
 def refusal_msg(data):

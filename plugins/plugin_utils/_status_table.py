@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import datetime
 import json
-import textwrap
 
 import yaml
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.module_utils._service_clock import parse_since
 
 MAX_WIDTH = 120
 UNKNOWN = '-'
-ELLIPSIS = '\u2026'
+ELLIPSIS = _terminal.ELLIPSIS
 GAP = '  '
 # the readiness ConfigMap's key, as CSI Baremetal's operator reads it
 NODES_KEY = 'nodes.yaml'
@@ -56,17 +56,14 @@ READINESS_COLUMNS = (
 # cell values
 
 def one_line(value):
-    """``value`` as text on one line: a message or a name with a newline would break the table."""
+    """``value`` as text on one line: a message or a name with a newline would break the table. (Rendering escapes
+    what is not printable: ``_terminal``.)"""
     return ' '.join(str(value).split())
 
 
 def shorten(text, width):
-    """``text`` cut to ``width`` characters, the last one an ellipsis when anything was cut."""
-    if len(text) <= width:
-        return text
-    if width <= 1:
-        return text[:max(width, 0)]
-    return text[:width - 1] + ELLIPSIS
+    """``text`` in at most ``width`` terminal columns, printable, the last one an ellipsis when anything was cut."""
+    return _terminal.cut(text, width)
 
 
 def yes_no(value):
@@ -339,7 +336,7 @@ def summary(nodes):
 # rendering
 
 def fit_widths(headers, rows, width, usual=None):
-    """Column widths whose line, gaps included, is at most ``width``.
+    """Column widths (terminal columns: a wide CJK character counts two) whose line, gaps included, is at most ``width``.
 
     Each column starts as wide as its widest cell. While the line is too wide, a character is
     taken from the widest column that is wider than its ``usual`` width (a value the modules
@@ -347,12 +344,12 @@ def fit_widths(headers, rows, width, usual=None):
     long node name is cut, and times and yes/no stay whole.
     """
     usual = usual or [None] * len(headers)
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    widths = [max([_terminal.width(h)] + [_terminal.width(r[i]) for r in rows]) for i, h in enumerate(headers)]
     budget = width - len(GAP) * (len(headers) - 1)
     while sum(widths) > budget:
-        floors = [max(len(h), u or 0) for h, u in zip(headers, usual)]
+        floors = [max(_terminal.width(h), u or 0) for h, u in zip(headers, usual)]
         unusual = [i for i, w in enumerate(widths) if usual[i] is not None and w > floors[i]]
-        shrinkable = unusual or [i for i, w in enumerate(widths) if w > len(headers[i])]
+        shrinkable = unusual or [i for i, w in enumerate(widths) if w > _terminal.width(headers[i])]
         if not shrinkable:
             break
         widths[max(shrinkable, key=lambda i: widths[i])] -= 1
@@ -365,19 +362,19 @@ def table(columns, rows, width=MAX_WIDTH, indent=''):
     ``columns`` are ``(key, header, usual width)`` as in SERVER_COLUMNS.
     """
     headers = [header for dummy, header, dummy2 in columns]
-    rows = [[one_line(c) for c in r] for r in rows]
-    widths = fit_widths(headers, rows, width - len(indent), [u for dummy, dummy2, u in columns])
+    rows = [[_terminal.one_line(c) for c in r] for r in rows]
+    widths = fit_widths(headers, rows, width - _terminal.width(indent), [u for dummy, dummy2, u in columns])
     lines = []
     for cells in [headers] + rows:
-        padded = [shorten(c, w).ljust(w) for c, w in zip(cells, widths)]
+        padded = [_terminal.pad(shorten(c, w), w) for c, w in zip(cells, widths)]
         lines.append(shorten((indent + GAP.join(padded)).rstrip(), width))
     return lines
 
 
 def wrap(text, width=MAX_WIDTH, indent=''):
-    """A message in lines of at most ``width``, continued under a deeper indent: a reason is never cut off."""
-    return textwrap.wrap(one_line(text), width, initial_indent=indent, subsequent_indent=indent + '    ',
-                         break_on_hyphens=False) or [indent.rstrip()]
+    """A message in lines of at most ``width`` columns, continued under a deeper indent: a reason is never cut off
+    (a word longer than a line is broken inside it); what is not printable is escaped."""
+    return _terminal.wrap(text, width, indent)
 
 
 def _strip_prefix(text, prefix):

@@ -24,6 +24,7 @@ import (
 	"k8s.io/component-base/version"
 
 	"baremetal.k3s/tests/kube/internal/launcher"
+	"baremetal.k3s/tests/kube/internal/proctitle"
 	"baremetal.k3s/tests/kube/internal/sandbox"
 )
 
@@ -66,6 +67,7 @@ func setVersion(v string) {
 }
 
 func main() {
+	proctitle.Save() // before anything keeps a string of os.Args: the server and agent hide them as k3s does
 	launcher.OpenKV = openKV
 	launcher.OpenEtcd, launcher.RestoreEtcdSnapshot = openEtcd, restoreEtcd
 	// The sandbox helper is this binary re-executed; nothing else may run first.

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"baremetal.k3s/tests/kube/internal/configfile"
+	"baremetal.k3s/tests/kube/internal/proctitle"
 )
 
 // RunAgent is `k3s agent`: flags and config files as k3s reads them, then
@@ -29,6 +30,8 @@ func joinDisabled() bool {
 }
 
 func runAgent(argv []string, fl flavor) int {
+	// as k3s's agent does first thing: /proc/<pid>/cmdline shows "<argv0> agent", never the flags or a token
+	proctitle.Set(proctitle.Hidden("agent"))
 	st := startState("agent", fl)
 	if code, refused := refuseToldFailStart(st); refused {
 		return code

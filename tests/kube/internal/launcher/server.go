@@ -16,6 +16,7 @@ import (
 	"baremetal.k3s/tests/kube/internal/bootstrap"
 	"baremetal.k3s/tests/kube/internal/configfile"
 	"baremetal.k3s/tests/kube/internal/kubeapi"
+	"baremetal.k3s/tests/kube/internal/proctitle"
 	"baremetal.k3s/tests/kube/internal/supervisor"
 	"baremetal.k3s/tests/kube/internal/token"
 )
@@ -28,6 +29,8 @@ func RunServer(argv []string) int { return runServer(argv, k3sFlavor) }
 func RunRKE2Server(argv []string) int { return runServer(argv, rke2Flavor()) }
 
 func runServer(argv []string, fl flavor) int {
+	// as k3s's server does first thing: /proc/<pid>/cmdline shows "<argv0> server", never the flags or a token
+	proctitle.Set(proctitle.Hidden("server"))
 	st := startState("server", fl)
 	if code, refused := refuseToldFailStart(st); refused {
 		return code

@@ -281,3 +281,13 @@ def test_status_says_when_the_extender_failed_through_the_proxy(node, proxy):
 def test_status_without_a_readable_environment_goes_direct(node, extender):
     result = status(extender.url.replace('127.0.0.1', 'localhost'))
     assert (result['ready'], result['extender_proxy']) == (True, None)
+
+
+def test_family_k3s_as_it_really_runs_a_blanked_environment_is_the_units(node, proxy, extender):
+    """k3s hides its arguments with gspt, whose first title zeroes the environment area too: /proc/<pid>/environ of a
+    running k3s reads NUL bytes only. The scheduler inside it still has the environment its unit gave it."""
+    node.install('server', environ={'HTTP_PROXY': 'http://user:s3cret@127.0.0.1:%d' % port_of(proxy.url)})
+    node.write('/proc/2211/environ', b'\0' * 300)
+    result = status('http://extender.test:%d' % port_of(extender.url))
+    assert result['ready'] is True, result['msg']
+    assert result['extender_proxy'] == proxy.url and 's3cret' not in json.dumps(result)

@@ -7,11 +7,17 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 
 import pytest
 
-from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan
-from ansible_collections.baremetal.k3s.plugins.module_utils._view import View, ViewError
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import TIMED_OUT, RunTimeout, View, ViewError, run_bounded
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import set_module_args
 
 
 @pytest.fixture
@@ -108,3 +114,60 @@ def test_tail_reads_only_the_end(node):
     assert node.tail('/var/log/none.log', 10) is None
     with pytest.raises(ViewError, match='is a directory'):
         node.tail('/var/log', 10)
+
+
+# -- family: what runs: every program bounded in time -----------------------------------------------------------
+def _gone(pid, within=5.0):
+    """Whether process ``pid`` has left (or is a zombie) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open('/proc/%d/stat' % pid) as f:
+                if f.read().rsplit(')', 1)[1].split()[0] in ('Z', 'X'):
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_family_what_runs_the_view_bounds_any_runner(node):
+    """A runner that does not stop its program itself (a test's) is bounded by the View all the same."""
+    release = threading.Event()
+    view = View(root=str(node.tmp), runner=lambda argv: release.wait(30) and (0, '', ''), run_timeout=0.3)
+    start = time.monotonic()
+    with pytest.raises(RunTimeout) as caught:
+        view.run(['/usr/local/bin/k3s', '--version'])
+    release.set()
+    assert time.monotonic() - start < 5
+    assert caught.value.msg.startswith('"/usr/local/bin/k3s --version" did not finish within 0.3 s on this node and was '
+                                       'stopped')
+    assert isinstance(caught.value, PlanError) and isinstance(caught.value, ViewError)
+    # a runner's own errors still reach the caller
+    with pytest.raises(KeyError):
+        View(runner=lambda argv: {}['x']).run(['x'])
+
+
+def test_family_what_runs_the_modules_runner_stops_the_program_and_what_it_started(tmp_path):
+    """_io.node_view: AnsibleModule.run_command, watched; the program and its children are gone when it gives up."""
+    with set_module_args({}):
+        module = AnsibleModule(argument_spec={})
+    view = _io.node_view(module)
+    marker = tmp_path / 'child'
+    script = 'sleep 30 & echo $! > %s; wait' % marker
+    start = time.monotonic()
+    with pytest.raises(RunTimeout):
+        view.run(['/bin/sh', '-c', script], timeout=0.5)
+    assert time.monotonic() - start < 6
+    assert _gone(int(marker.read_text()))
+    rc, out, dummy = view.run(['/bin/sh', '-c', 'echo fine'], timeout=5)
+    assert (rc, out) == (0, 'fine\n')
+    assert view.run(['/bin/sh', '-c', 'cat'], stdin=b'in', timeout=5)[1] == 'in'
+
+
+def test_family_what_runs_run_bounded_alike(tmp_path):
+    marker = tmp_path / 'child'
+    assert run_bounded(['/bin/sh', '-c', 'sleep 30 & echo $! > %s; wait' % marker], timeout=0.5) is TIMED_OUT
+    assert _gone(int(marker.read_text()))
+    assert run_bounded(['/bin/sh', '-c', 'cat; exit 3'], stdin='x', timeout=5) == (3, 'x', '')
+    assert run_bounded([str(tmp_path / 'missing')], timeout=5) == (None, '', '')

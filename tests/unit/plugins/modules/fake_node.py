@@ -13,12 +13,11 @@ test wrote, with node paths (``/etc/...``) in its results. Commands (``systemctl
 from __future__ import annotations
 
 import os
-import subprocess
 
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
-from ansible_collections.baremetal.k3s.plugins.module_utils._view import View
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import View, run_bounded
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import SCHEDULER_KUBECONFIG
 
 import installer  # pylint: disable=import-error
@@ -182,14 +181,18 @@ class FakeNode:
 
     def run_programs(self):
         """Run the node's own programs for real from now on: a command's ``argv[0]`` is the file in the tree (links
-        inside the tree followed), recorded in ``calls``; a missing or non-executable one answers rc None."""
-        def run(argv, stdin=None):  # pylint: disable=unused-argument
+        inside the tree followed; a bare name: its ``path_bins`` entry), recorded in ``calls``; a missing or
+        non-executable one answers rc None. A program that hangs is stopped as the node's runner stops it."""
+        def run(argv, stdin=None, timeout=None):
             self.calls.append(list(argv))
-            host = self.p(View(root=self.root).realpath(argv[0]))
+            program = argv[0] if argv[0].startswith('/') else self.path_bins.get(argv[0])
+            if program is None:
+                return None, '', ''
+            host = self.p(View(root=self.root).realpath(program))
             if not (os.path.isfile(host) and os.access(host, os.X_OK)):
                 return None, '', ''
-            p = subprocess.run([host] + list(argv[1:]), capture_output=True, text=True, check=False)
-            return p.returncode, p.stdout, p.stderr
+            return run_bounded([host] + list(argv[1:]), stdin, timeout)  # the node's own runner: it stops what hangs
+        run.bounded = True
         self.run = run
 
     def service(self, unit, pid=0, active=None, need_reload=False, **props):

@@ -31,17 +31,41 @@ def test_changes_and_noops_in_one_table():
     assert data['restarts'] == ['s1', 's2']
     assert data['summary'] == '2 of 3 servers to change (2 restarts); 1 with nothing to do'
     lines = pt.render(data)
+    assert max(len(line) for line in lines) <= 120
     assert lines[0].split() == ['SERVER', 'PLATFORM', 'FILES', 'TO', 'CHANGE', 'RESTART', 'WHY']
     assert lines[1].split()[:5] == ['s1', 'k3s', 'created', CONFIG, 'yes']
-    assert lines[1].endswith('put our extender in; the scheduler reads these files only when it starts')
-    assert lines[2].split() == ['created', DROPIN]  # the second file under the first, nothing cut
-    assert lines[3].split()[:5] == ['s2', 'k3s', 'updated', CONFIG, 'yes']
-    assert 'v1beta3 -> kubescheduler.config.k8s.io/v1' in lines[3]
-    assert lines[4].split() == ['s3', 'k3s', '-', 'no', 'nothing', 'to', 'do']
+    # a reason too long for its column goes on under it, whole
+    s2 = next(i for i, line in enumerate(lines) if line.startswith('s2 '))
+    s3 = next(i for i, line in enumerate(lines) if line.startswith('s3 '))
+    assert why(lines, 1, s2) == 'put our extender in; the scheduler reads these files only when it starts'
+    # the second file under the first, nothing cut (a path too long for the column goes on below)
+    assert files(lines, 1, s2) == ['created ' + CONFIG, 'created ' + DROPIN]
+    assert lines[s2].split()[:5] == ['s2', 'k3s', 'updated', CONFIG, 'yes']
+    assert 'v1beta3 -> kubescheduler.config.k8s.io/v1' in why(lines, s2, s3)
+    assert lines[s3].split() == ['s3', 'k3s', '-', 'no', 'nothing', 'to', 'do']
     assert lines[-1] == data['summary']
     # the columns line up: every file starts where the header's FILES TO CHANGE does
     col = lines[0].index('FILES TO CHANGE')
     assert lines[1].index('created') == lines[2].index('created') == col
+
+
+def files(lines, first, end):
+    """The FILES TO CHANGE column of the lines first..end-1, a path continued on the next line joined to it."""
+    start, stop = lines[0].index('FILES TO CHANGE'), lines[0].index('RESTART')
+    out = []
+    for line in lines[first:end]:
+        cell = line[start:stop].rstrip()
+        if cell.startswith('  ') and out:
+            out[-1] += cell.strip()
+        elif cell.strip():
+            out.append(cell.strip())
+    return out
+
+
+def why(lines, first, end):
+    """The WHY column of the lines first..end-1, continuation lines joined."""
+    col = lines[0].index('WHY')
+    return ' '.join(line[col:].strip() for line in lines[first:end] if line[col:].strip())
 
 
 def test_refusal_and_missing_plan_are_listed_together():
@@ -56,8 +80,9 @@ def test_refusal_and_missing_plan_are_listed_together():
     assert 's2: Would the scheduler config change (present): %s is not valid YAML (line 3)' % CONFIG in msg
     assert 's3: ' + pt.NO_PLAN in msg
     assert 's1' not in msg.split('again: ', 1)[1]
-    rendered = '\n'.join(pt.render(data))
-    assert 'REFUSED: ' + pt.NO_PLAN in rendered
+    lines = pt.render(data)
+    s3 = next(i for i, line in enumerate(lines) if line.startswith('s3 '))
+    assert why(lines, s3, lines.index('')) == 'REFUSED: ' + pt.NO_PLAN
 
 
 def test_a_malformed_plan_is_a_refusal_and_strings_are_read_as_booleans():
