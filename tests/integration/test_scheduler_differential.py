@@ -49,6 +49,8 @@ def _sample_seed():
         return int(head.stdout.strip()[:8], 16)
     except (OSError, ValueError, subprocess.SubprocessError):
         return 0
+
+
 REQUIRE = os.environ.get('BAREMETAL_K3S_REQUIRE_KUBE') == '1'
 
 # The deliberate refusals documented in plugins/modules/scheduler_config.py (notes), by name. Each is

@@ -135,9 +135,9 @@ def test_oracle(container):
     try:
         probe = docker('exec', '-i', container, 'python3', '-c', PROBE, input_bytes=json.dumps(sorted(expected)).encode())
     finally:
+        leftovers = [p.encode() for p in files] + [('/etc/systemd/system/%s.d' % u).encode() for u in expected]
         docker('exec', '-i', container, 'sh', '-c', 'xargs -0 rm -rf && systemctl daemon-reload', check=False,
-               input_bytes=b'\0'.join([p.encode() for p in files]
-                                       + [('/etc/systemd/system/%s.d' % u).encode() for u in expected]))
+               input_bytes=b'\0'.join(leftovers))
     units = json.loads(probe.stdout)['units']
     for name, (ours, where) in sorted(expected.items()):
         theirs = units[name]
