@@ -160,7 +160,7 @@ molecule_all() {
   local -a todo=() reported=()
   # the longest first (their last CI times, most first), so that no long one starts last and
   # runs alone at the end; the others follow in name order
-  local long="fleet_upgrade integration fleet_etcd fleet_life fleet_grow rollout_faults fleet_reset drift extenders upgrade_convert k3s_unit"
+  local long="fleet_etcd integration fleet_life fleet_grow rollout_faults drift extenders upgrade_convert k3s_unit"
   local all
   all=$(tr -s '\n' ' ' <<<"$* ${SCENARIOS:-$(cd extensions/molecule && printf '%s\n' */ | tr -d /)}")
   for sc in $long $all; do

@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """baremetal.k3s.upgrade from A (v1.35.4+k3s1) to B (v1.36.3+k3s1) on three etcd servers and two agents.
 
-side_effect.yml ran the upgrade as an operator runs it (its output as JSON in runs/<name>.json)
+stage_upgrade.yml ran the upgrade as an operator runs it (its output as JSON in runs/<name>.json)
 and read the fleet after each run (states/<name>.json: per host the binary's sha256, its version,
 k3s's InvocationID - a new one per start - and whether k3s.previous is kept; the Nodes' name,
 kubeletVersion, cordon and Ready; the Deployment upgrade-web's pods). figures.json: the probe's
@@ -19,8 +19,8 @@ import os
 
 DIR = os.environ['MOLECULE_EPHEMERAL_DIRECTORY']
 A, B, B2 = 'v1.35.4+k3s1', 'v1.36.3+k3s1', 'v1.36.4+k3s1'
-SERVERS = ['bk3s-upgrade-server-%d' % i for i in (1, 2, 3)]
-AGENTS = ['bk3s-upgrade-agent-1', 'bk3s-upgrade-agent-2']
+SERVERS = ['bk3s-etcd-server-%d' % i for i in (1, 2, 3)]
+AGENTS = ['bk3s-etcd-agent-1', 'bk3s-etcd-agent-2']
 
 
 def _load(*parts):
@@ -87,23 +87,23 @@ def test_a_node_that_does_not_come_back_is_put_back_and_the_rollout_stops_there(
     hosts, nodes, dummy = _state('failing')
     assert run['rc'] != 0
     failures = _failures(run)
-    assert not any(failures[h] for h in SERVERS + ['bk3s-upgrade-agent-2']), failures
-    name, result = failures['bk3s-upgrade-agent-1'][-1]
+    assert not any(failures[h] for h in SERVERS + ['bk3s-etcd-agent-2']), failures
+    name, result = failures['bk3s-etcd-agent-1'][-1]
     msg = result['msg']
     print('\nfleet_upgrade: the failing node, as the run reports it (%s):\n%s' % (name, json.dumps(msg, indent=1)[:3000]))
-    assert msg['node'] == 'bk3s-upgrade-agent-1', msg
+    assert msg['node'] == 'bk3s-etcd-agent-1', msg
     assert A in msg['put_back'] and 'Ready again' in msg['put_back'] and 'uncordoned' in msg['put_back'], msg
     assert 'stops here' in msg['rollout'] and msg['log'], msg
     # the servers are on B, voters, uncordoned; agent-1 back on A (restarted twice), agent-2 untouched
     for h in SERVERS:
         assert hosts[h]['sha256'] == _sha_b() and hosts[h]['version'] == B and hosts[h]['previous'] == 'previous', hosts[h]
         assert nodes[h] == {'version': B, 'cordoned': False, 'ready': 'True'}, (h, nodes[h])
-    a1 = hosts['bk3s-upgrade-agent-1']
-    assert a1['sha256'] == _sha('k3s-a') and a1['version'] == A and a1['invocation'] != installed['bk3s-upgrade-agent-1']['invocation']
-    assert nodes['bk3s-upgrade-agent-1'] == {'version': A, 'cordoned': False, 'ready': 'True'}, nodes
-    assert hosts['bk3s-upgrade-agent-2'] == installed['bk3s-upgrade-agent-2'], hosts
-    assert nodes['bk3s-upgrade-agent-2'] == {'version': A, 'cordoned': False, 'ready': 'True'}, nodes
-    assert not _results(run, 'bk3s-upgrade-agent-2', rollout_only=True), 'agent-2 comes after the failed node: nothing may run there'
+    a1 = hosts['bk3s-etcd-agent-1']
+    assert a1['sha256'] == _sha('k3s-a') and a1['version'] == A and a1['invocation'] != installed['bk3s-etcd-agent-1']['invocation']
+    assert nodes['bk3s-etcd-agent-1'] == {'version': A, 'cordoned': False, 'ready': 'True'}, nodes
+    assert hosts['bk3s-etcd-agent-2'] == installed['bk3s-etcd-agent-2'], hosts
+    assert nodes['bk3s-etcd-agent-2'] == {'version': A, 'cordoned': False, 'ready': 'True'}, nodes
+    assert not _results(run, 'bk3s-etcd-agent-2', rollout_only=True), 'agent-2 comes after the failed node: nothing may run there'
 
 
 def _sha_b():
@@ -120,11 +120,11 @@ def test_the_rerun_completes_and_the_drained_agents_pod_is_rescheduled():
         assert nodes[h] == {'version': B, 'cordoned': False, 'ready': 'True'}, (h, nodes[h])
     # the servers were done in the failed run: nothing to do for them now
     assert all(run['stats'][h]['changed'] == 0 for h in SERVERS), run['stats']
-    drained = [r for name, r in _results(run, 'bk3s-upgrade-agent-2')
+    drained = [r for name, r in _results(run, 'bk3s-etcd-agent-2')
                if ': Drain the node' in name and r.get('action') == 'ansible.builtin.command']
     assert drained and drained[0].get('changed'), drained
-    assert pods_before == [(pods_before[0][0], 'bk3s-upgrade-agent-2')], pods_before
-    assert len(pods) == 1 and pods[0][0] != pods_before[0][0] and pods[0][1] == 'bk3s-upgrade-agent-1', (pods_before, pods)
+    assert pods_before == [(pods_before[0][0], 'bk3s-etcd-agent-2')], pods_before
+    assert len(pods) == 1 and pods[0][0] != pods_before[0][0] and pods[0][1] == 'bk3s-etcd-agent-1', (pods_before, pods)
     print('fleet_upgrade: the Deployment\'s pod %s on agent-2 was evicted by the drain; now %s on %s'
           % (pods_before[0][0], pods[0][0], pods[0][1]))
 

@@ -13,7 +13,7 @@ import testinfra
 
 INVENTORY = os.environ['MOLECULE_INVENTORY_FILE']
 KUBECTL = 'k3s kubectl --kubeconfig /etc/rancher/k3s/k3s.yaml '
-FIRST = testinfra.get_host('ansible://bk3s-reset-server-1', ansible_inventory=INVENTORY)
+FIRST = testinfra.get_host('ansible://bk3s-etcd-server-1', ansible_inventory=INVENTORY)
 
 
 def _nodes():
@@ -30,7 +30,7 @@ def test_the_cluster_still_serves_on_the_server_that_stays():
 
 def test_the_nodes_that_stay_are_ready_and_the_reset_ones_are_gone():
     nodes = _nodes()
-    assert sorted(nodes) == ['bk3s-reset-agent-1', 'bk3s-reset-server-1', 'bk3s-reset-server-3'], sorted(nodes)
+    assert sorted(nodes) == ['bk3s-etcd-agent-1', 'bk3s-etcd-server-1', 'bk3s-etcd-server-3'], sorted(nodes)
     assert all(_ready(node) for node in nodes.values()), {name: n['status']['conditions'] for name, n in nodes.items()}
 
 
@@ -39,10 +39,10 @@ def test_the_reset_server_left_etcd_and_two_voters_serve():
     members = json.loads(FIRST.check_output('curl -sfk https://127.0.0.1:9345/db/info'))['members']
     names = sorted(m.get('name', '') for m in members)
     assert len(members) == 2 and not any(m.get('isLearner') for m in members), members
-    assert [n.rsplit('-', 1)[0] for n in names] == ['bk3s-reset-server-1', 'bk3s-reset-server-3'], names
+    assert [n.rsplit('-', 1)[0] for n in names] == ['bk3s-etcd-server-1', 'bk3s-etcd-server-3'], names
 
 
 def test_the_reset_drained_and_deleted_each_node_through_the_api():
     log = open(os.path.join(os.environ['MOLECULE_EPHEMERAL_DIRECTORY'], 'reset.log'), encoding='utf-8').read()
-    for name in ('bk3s-reset-agent-2', 'bk3s-reset-server-2'):
+    for name in ('bk3s-etcd-agent-2', 'bk3s-etcd-server-2'):
         assert 'node/%s cordoned' % name in log and 'node "%s" deleted' % name in log, log[-4000:]
