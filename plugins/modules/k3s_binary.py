@@ -176,6 +176,7 @@ def main():
     try:
         binary.validate(params)
         view = _io.node_view(module)
+        binary.check_paths(view, params)  # its own words, before the locks' check of the same rule
         with _io.node_lock(module, paths=[params['path'], binary.previous_path(view, params['path'])]):
             result = binary.apply(module, binary.plan(_io.node_view(module), params))
     except (PlanError, _io.ApplyError) as e:
