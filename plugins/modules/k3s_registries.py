@@ -115,6 +115,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _registries as registries
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 ARGUMENT_SPEC = dict(
@@ -126,17 +127,20 @@ ARGUMENT_SPEC = dict(
 )
 
 
-class Module(AnsibleModule):
+def hide_secrets(module):
+    """Every secret the options hold, wherever it stands (under mirrors by mistake too), is masked in every output."""
+    registries.collect_secrets([module.params.get('configs'), module.params.get('mirrors')], module.no_log_values)
+
+
+class Module(_secrets.MaskedLog, AnsibleModule):
     """AnsibleModule whose own log line on the node (journal or syslog: "Invoked with ...") masks the secrets too."""
 
-    def _log_invocation(self):
-        registries.collect_secrets(self.params.get('configs'), self.no_log_values)
-        super()._log_invocation()
+    add_secrets = hide_secrets
 
 
 def main():
     module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    registries.collect_secrets(module.params['configs'], module.no_log_values)
+    hide_secrets(module)
     params = dict(module.params, path=module.params['path'] or _platform.get(module.params['platform']).registries_file)
     try:
         result = _io.locked_apply(module, lambda: registries.plan(_io.node_view(module), params, module.no_log_values),
