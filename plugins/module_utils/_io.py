@@ -284,7 +284,8 @@ def locked_apply(module, plan, keys=(), paths=(), **apply_args):
 
     ``paths`` are the files known before planning (a module's ``path`` argument); the others are
     found by planning. A path another user could make land elsewhere (:func:`path_hazard`) is
-    refused before the plan reads it (:func:`node_lock`), the others before ``apply`` writes. A plan that writes a file whose lock is not held is set aside: the locks
+    refused before the plan reads it (:func:`node_lock`), the others before ``apply`` writes.
+    A plan that writes a file whose lock is not held is set aside: the locks
     are given back and taken again with that file's (all at once, in one order, so two runs
     never deadlock), and ``plan()`` runs again on what the node holds then. Non-absolute
     ``paths`` are left to the plan to refuse.

@@ -66,8 +66,9 @@ def _where(*parts):
 def is_secret_key(key):
     """Whether a registries.yaml key holds a secret (``password``, ``auth``, ``identity_token``; any case, with or
     without ``_``, and ``token``): wherever it stands, misplaced or misspelt too."""
-    return isinstance(key, str) and key.lower().replace('_', '').replace('-', '') in ('password', 'auth', 'identitytoken',
-                                                                                    'token')
+    if not isinstance(key, str):
+        return False
+    return key.lower().replace('_', '').replace('-', '') in ('password', 'auth', 'identitytoken', 'token')
 
 
 def collect_secrets(value, found):

@@ -442,7 +442,8 @@ def yaml_key_secrets(text, secret_key):
     quoted, a block or folded scalar, a value on the next line, an alias), as read and line by line as written."""
     nodes = _secret_nodes(text, secret_key)
     if nodes is None:
-        return [line.strip() for line in _hidden_lines(text, secret_key)]
+        lines = [line.strip() for line in _hidden_lines(text, secret_key)]
+        return lines + [_strip_quotes(line) for line in lines if _strip_quotes(line) != line]
     return [t for dummy, dummy2, texts in nodes for t in texts]
 
 

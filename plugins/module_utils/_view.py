@@ -113,21 +113,9 @@ class View:
         regular file (a FIFO, a socket, a device, a directory) is a :class:`ViewError` naming what it is.
         """
         try:
-            fd = os.open(self.host_path(self.realpath(path)), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | O_NOCTTY)
+            return open_regular(self.host_path(self.realpath(path)), path)
         except (FileNotFoundError, NotADirectoryError):
             return None
-        except OSError as e:
-            raise ViewError('cannot read %s: %s' % (path, e.strerror or e))
-        try:
-            mode = os.fstat(fd).st_mode
-        except OSError as e:
-            os.close(fd)
-            raise ViewError('cannot read %s: %s' % (path, e.strerror or e))
-        if not stat.S_ISREG(mode):
-            os.close(fd)
-            raise ViewError('%s is %s, not a regular file; only a regular file is read there. Remove it or give another '
-                            'path' % (path, file_kind(mode)))
-        return os.fdopen(fd, 'rb')
 
     def _read(self, path, last):
         """The whole file, or its last ``last`` bytes; None when it does not exist."""
@@ -392,6 +380,31 @@ class Clock:
 
     def sleep(self, seconds):
         time.sleep(seconds)
+
+
+def open_regular(host, shown=None):
+    """A binary file object of the regular file at the host path ``host`` (links followed), opened without blocking
+    and checked by ``fstat``: a FIFO, socket, device or directory is a :class:`ViewError` naming ``shown`` (default
+    ``host``) and what it is. FileNotFoundError/NotADirectoryError when it does not exist. The one way a file of the
+    node is opened for reading: :meth:`View.open_regular`, and the modules that read a file by its host path
+    (k3s_backup, k3s_restore)."""
+    shown = shown or host
+    try:
+        fd = os.open(host, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | O_NOCTTY)
+    except (FileNotFoundError, NotADirectoryError):
+        raise
+    except OSError as e:
+        raise ViewError('cannot read %s: %s' % (shown, e.strerror or e))
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as e:
+        os.close(fd)
+        raise ViewError('cannot read %s: %s' % (shown, e.strerror or e))
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ViewError('%s is %s, not a regular file; only a regular file is read there. Remove it or give another '
+                        'path' % (shown, file_kind(mode)))
+    return os.fdopen(fd, 'rb')
 
 
 def file_kind(mode):

@@ -313,7 +313,8 @@ def _rollback_discard(node):
 
 def _token_file(node):
     node.write('/var/lib/rancher/k3s/server/token', 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:old\n', 0o600)
-    return k3s_token_file, {'path': '/etc/rancher/k3s/cluster-token', 'token': 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:new'}, \
+    return k3s_token_file, {'path': '/etc/rancher/k3s/cluster-token',
+                            'token': 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:new'}, \
         ['/etc/rancher/k3s/cluster-token']
 
 

@@ -32,6 +32,9 @@ SNAP = 'k3s-backup-server-1-server-1-1769311100'
 DONE = ('time="2026-01-25T03:21:00Z" level=info msg="Managed etcd cluster membership has been reset, restart without '
         '--cluster-reset flag now. Backup and delete ${datadir}/server/db on each peer etcd server and rejoin the nodes"')
 
+CA_ABC = 'abc' + '0' * 61  # a CA hash as k3s's token parser takes it: 64 hex digits
+CA_FFF = 'fff' + '0' * 61
+
 
 def snapshot_bytes(size=1024):
     """An etcd snapshot as etcd saves one: the database, then the sha256 of it (size % 512 == 32)."""
@@ -280,10 +283,11 @@ def test_a_token_file_with_another_token_is_refused_before_anything_changes(etcd
     before = files(etcd)
     k3s = FakeK3s(etcd)
     for tokens, message in (
-            ([('its token file /etc/rancher/k3s/cluster-token (token-file)', 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:other\n')],
+            ([('its token file /etc/rancher/k3s/cluster-token (token-file)', 'K10%s::server:other\n' % CA_ABC)],
              'takes its token from its token file /etc/rancher/k3s/cluster-token'),
             ([('its token file /etc/rancher/k3s/cluster-token (token-file)', None)], 'which does not exist'),
-            ([('its token option (token, -t or K3S_TOKEN)', 'K10fff0000000000000000000000000000000000000000000000000000000000000::server:Zq7secretX9w')], 'not the token of the cluster')):
+            ([('its token option (token, -t or K3S_TOKEN)', 'K10%s::server:Zq7secretX9w' % CA_FFF)],
+             'not the token of the cluster')):
         with pytest.raises(backup.BackupError, match='Nothing was changed') as e:
             restore.restore(restore_facts(etcd, archive, tokens), hp(etcd), run=k3s)
         assert message in e.value.msg
@@ -310,7 +314,7 @@ def test_archives_and_servers_of_the_other_datastore_are_refused(etcd, tmp_path)
 
 def test_a_sqlite_archive_is_refused_on_an_etcd_server(etcd, tmp_path):
     sqlite_archive = tar_of(host_path(etcd, '/var/backups/s.tar.gz'),
-                            [('server/db/state.db', b'x'), ('server/token', b'K10abc0000000000000000000000000000000000000000000000000000000000000::server:Zq7secretX9w\n')])
+                            [('server/db/state.db', b'x'), ('server/token', b'K10' + CA_ABC.encode() + b'::server:Zq7secretX9w\n')])
     digest = backup.file_sha256(sqlite_archive)
     facts = restore.plan(view_of(etcd), {'archive': '/var/backups/s.tar.gz', 'sha256': digest, 'service': ''}, now=NOW).facts
     before = files(etcd)

@@ -28,6 +28,7 @@ from ansible_collections.baremetal.k3s.plugins.modules import (
     k3s_config_file,
     k3s_manifests,
     k3s_registries,
+    k3s_restore,
     k3s_service,
     k3s_token_file,
     scheduler_config,
@@ -208,8 +209,8 @@ def test_a_file_that_holds_a_secret_is_0600_and_roots_after_every_write(node, ca
     result = module_ok(module, dict(options, backup=True) if 'backup' in module.ARGUMENT_SPEC else options)
     assert result['changed'], case
     st = os.stat(node.p(path))
-    assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o600, 0, 0), '%s: %04o %d' % (case, st.st_mode & 0o7777,
-                                                                                      st.st_uid)
+    got = (st.st_mode & 0o7777, st.st_uid, st.st_gid)
+    assert got == (0o600, 0, 0), '%s: mode %04o, uid %d, gid %d' % ((case,) + got)
     for entry in result['files']:
         if entry['backup_file']:  # the old bytes kept aside hold a secret too
             st = os.stat(node.p(entry['backup_file']))
@@ -254,9 +255,24 @@ def fixture_deadline():
     signal.signal(signal.SIGALRM, old)
 
 
+def _restore_setup(node):
+    """A server with an archive of its datastore (k3s_backup's), k3s stopped."""
+    from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.test_hostile_inputs import _sqlite_server  # pylint: disable=import-outside-toplevel
+    _sqlite_server(node)
+    result = module_ok(k3s_backup, {'backup_dir': '/var/backups/k3s'})
+    return {'archive': result['archive'], 'service': ''}
+
+
+FIFOS += [
+    ('k3s_backup', k3s_backup, {'backup_dir': '/var/backups/k3s'}, '/var/lib/rancher/k3s/server/token'),
+    ('k3s_restore', k3s_restore, {}, '/var/lib/rancher/k3s/server/token'),
+]
+SETUP = {k3s_binary: _binary, k3s_backup: _sqlite, k3s_restore: _restore_setup}
+
+
 @pytest.mark.parametrize('case, module, options, path', FIFOS, ids=[c[0] for c in FIFOS])
 def test_a_fifo_where_a_file_is_read_is_refused_not_waited_on(node, deadline, case, module, options, path):
-    extra = _binary(node) if module is k3s_binary else {}
+    extra = SETUP[module](node) if module in SETUP else {}
     if node.exists(path):
         node.unlink(path)
     node.makedirs(os.path.dirname(path))
@@ -389,7 +405,8 @@ def test_a_password_with_at_is_masked_whole_in_the_logged_invocation(node, monke
     failed, text, (logged, dummy) = _logged(k3s_registries, {'mirrors': MIRRORS, 'configs': {
         'registry.example:5000': {'auth': {'username': 'puller', 'password': password}}}}, monkeypatch)
     assert not failed and any(line.startswith('Invoked') for line in logged), text
-    for part in [password] + [p for p in password.replace(':', '@').split('@') if len(p) > 3]:
+    parts = [p for p in password.replace(':', '@').split('@') if len(p) > 3]
+    for part in [password] + parts:
         assert part not in text, 'a part %r of the password leaked:\n%s' % (part, text)
 
 
@@ -406,8 +423,7 @@ FOLDED = [
 
 
 @pytest.mark.parametrize('shape, text', FOLDED, ids=[f[0] for f in FOLDED])
-def test_an_operators_password_is_hidden_whatever_its_shape_in_the_diff_of_a_taken_over_file(node, monkeypatch, shape,
-                                                                                            text):
+def test_an_operators_password_is_hidden_whatever_its_shape_in_a_taken_over_files_diff(node, monkeypatch, shape, text):
     node.write(REGISTRIES, text, 0o600)
     failed, out, dummy = _logged(k3s_registries, {'mirrors': MIRRORS, 'take_over': True}, monkeypatch)
     assert not failed, out
@@ -462,3 +478,50 @@ def test_one_writer_the_extender_probes_tls_files_go_through_io(monkeypatch, tmp
     with pytest.raises(_extender.ExtenderProbeError):  # not a certificate: loading fails after the files were written
         _extender.ssl_context(cert_data='not a certificate', key_data='not a key')
     assert used == [['cert.pem', 'key.pem']] and os.listdir(str(tmp_path)) == []
+
+
+# -- kills: what a run killed part way left, taken up by the next one (test_faults.py kills them for real) --------------
+KILLED = [  # (id, module, options, the temp files a killed run leaves, the file it writes)
+    ('k3s_registries', k3s_registries, {'mirrors': MIRRORS, 'configs': AUTH},
+     ['/etc/rancher/k3s/.registries.yaml.bk3s-killed.tmp'], REGISTRIES),
+    ('k3s_token_file', k3s_token_file, {'path': '/etc/rancher/k3s/cluster-token', 'token': TOKEN},
+     ['/etc/rancher/k3s/.cluster-token.bk3s-killed.tmp'], '/etc/rancher/k3s/cluster-token'),
+    ('k3s_binary', k3s_binary, {'path': K3S}, ['/usr/local/bin/.k3s.bk3s-killed.tmp',
+                                               '/usr/local/bin/.k3s.previous.bk3s-killed.tmp'], K3S),
+]
+
+
+@pytest.mark.parametrize('case, module, options, leftovers, path', KILLED, ids=[k[0] for k in KILLED])
+def test_what_a_killed_run_left_is_taken_up_by_the_next(node, case, module, options, leftovers, path):
+    extra = _binary(node) if module is k3s_binary else {}
+    for leftover in leftovers:  # half the new bytes (with the secret in them), as a SIGKILL before the rename leaves them
+        node.write(leftover, b'half of the new bytes', 0o600)
+    result = module_ok(module, dict(options, **extra))
+    assert result['changed'], case
+    directory = os.path.dirname(path)
+    assert [n for n in node.listdir(directory) if '.bk3s-' in n] == [], node.listdir(directory)
+
+
+def test_killall_killed_part_way_is_finished_by_the_next_run(node, monkeypatch):
+    """k3s_killall killed after its kills and unmounts: the next run plans from what is left and finishes."""
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _killall  # pylint: disable=import-outside-toplevel
+    from ansible_collections.baremetal.k3s.plugins.modules import k3s_killall  # pylint: disable=import-outside-toplevel
+    shim = '/var/lib/rancher/k3s/data/2a9c/bin/containerd-shim-runc-v2'
+    node.process(1, ['/sbin/init'], ppid=0)
+    node.process(4300, ['sleep', '3600'], ppid=1)  # the operator's; the shims are gone already
+    node.write('/proc/self/mountinfo', '30 1 0:40 / / rw - tmpfs tmpfs rw\n31 1 0:41 / /run/netns/cni-11aa rw - nsfs nsfs rw\n')
+    node.write('/run/netns/cni-11aa', '')
+    node.makedirs('/sys/class/net/cni0')
+    node.makedirs('/sys/class/net/eth0')
+    calls = []
+    monkeypatch.setattr(_killall, 'KILL', lambda pid, sig: calls.append(('kill', pid)))
+
+    def ok(argv, stdin=None):  # pylint: disable=unused-argument
+        calls.append(argv)
+        return 0, '', ''
+    for program in ('umount', 'ip', 'rmdir'):
+        node.commands[program] = ok
+    result = module_ok(k3s_killall, {'iptables': False})
+    assert result['killed'] == [] and result['unmounted'] == ['/run/netns/cni-11aa'], result
+    assert result['netns_deleted'] == ['cni-11aa'] and result['links_deleted'] == ['cni0'], result
+    assert ('kill', 4300) not in calls and not any(shim in ' '.join(map(str, c)) for c in calls)
