@@ -12,14 +12,21 @@ short_description: Write containerd's registry mirrors, auth and TLS to k3s's re
 version_added: 0.1.0
 description:
   - Writes O(mirrors) and O(configs) in k3s's C(registries.yaml) format (k3s and RKE2 read it when their agent starts,
-    servers included), mode 0600, with a marker as its first line that makes the file the collection's.
+    servers included), mode 0600 and owned by root after every write (a file taken over too), with a marker as its
+    first line that makes the file the collection's.
+  - Strings are written so that k3s's YAML reader reads them back exactly (a character outside the Basic Multilingual
+    Plane as itself); the file is read back before it is written, and refused when it would not give k3s the settings
+    given.
+  - A symbolic link on the way to O(path) that is not root's, or a directory on the way that another user may write,
+    is refused before anything is read or written there.
   - Every key is checked against the format k3s reads (k3s drops keys it does not know, so a misspelt one would do
     nothing); registry names, endpoint URLs and file paths are checked before anything is read for writing.
   - The same options give the same bytes (keys sorted, strings double-quoted), so a re-run changes nothing.
   - With no mirrors and no configs, the collection's file is removed and a file the collection did not write is left
     as it is. A file the collection did not write is never written over unless O(take_over=true), which keeps a backup.
   - C(password), C(auth) and C(identity_token) are never shown - not in the result, the diff (which shows
-    C((hidden))), the invocation, warnings or messages.
+    C((hidden)); an operator's file taken over too, whatever the shape of its values), the invocation and its log line
+    on the node, warnings or messages; given where k3s does not read them (under O(mirrors)) they are refused.
   - The module never restarts k3s; RV(changed) tells the caller that the node should be restarted to use the file.
 author:
   - baremetal.k3s contributors (@baremetal)
