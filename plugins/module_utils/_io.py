@@ -400,10 +400,10 @@ def write_file(module, path, content, mode=None, owner=None, group=None, backup=
     target = os.path.realpath(path)
     directory = os.path.dirname(target) or '.'
     existed = os.path.exists(target)
-    made = make_dirs(directory)
     result = {'backup_file': None}
     tmp = None
     try:
+        make_dirs(directory)
         for stale in stale_temps(target):
             os.unlink(stale)
         fd, tmp = tempfile.mkstemp(prefix='.%s%s' % (os.path.basename(target), TEMP_INFIX), suffix='.tmp', dir=directory)
@@ -425,8 +425,9 @@ def write_file(module, path, content, mode=None, owner=None, group=None, backup=
                 os.chmod(tmp, mode)  # atomic_move keeps an existing target's attributes; a new one gets ours
             module.atomic_move(tmp, target, unsafe_writes=False)
     except BaseException:
-        if made:
-            prune_dirs(directory)
+        if tmp and os.path.exists(tmp):
+            os.unlink(tmp)
+        prune_dirs(directory)  # the directories made for it (those holding nothing but our marker)
         raise
     finally:
         if tmp and os.path.exists(tmp):

@@ -525,3 +525,14 @@ def test_killall_killed_part_way_is_finished_by_the_next_run(node, monkeypatch):
     assert result['killed'] == [] and result['unmounted'] == ['/run/netns/cni-11aa'], result
     assert result['netns_deleted'] == ['cni-11aa'] and result['links_deleted'] == ['cni0'], result
     assert ('kill', 4300) not in calls and not any(shim in ' '.join(map(str, c)) for c in calls)
+
+
+def test_a_failed_write_leaves_no_directory_it_made(node, monkeypatch):
+    """A write into directories the run makes (config.yaml.d, not there yet) that fails: they go with the temp file."""
+    os.rmdir(node.p('/etc/rancher/k3s'))
+    before = node.tree()
+    _full_disk(monkeypatch, errno.ENOSPC)
+    failed, result = run_module(k3s_config_file, {'name': '50-x.yaml', 'values': {'node-label': ['a=b']}})
+    monkeypatch.undo()
+    assert failed and 'the file system is full' in result['msg'], result
+    assert node.tree() == before and not node.exists('/etc/rancher/k3s')
