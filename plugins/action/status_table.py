@@ -62,6 +62,11 @@ def write_json_atomically(path, data):
 
     A reader (or the product tests) sees the old file or the whole new one, never a partial
     one; on any error the temporary file is removed and the target is left as it was.
+
+    The one write of the collection outside module_utils/_io.py, on purpose: this is the operator's
+    own file on the controller, written by the user who runs the play (no node, no root, no lock
+    directory of root's, nothing a run elsewhere could write at the same time); _io writes a node's
+    files as root under the node's locks, and its mode and owner rules do not apply here.
     """
     directory = os.path.dirname(path) or '.'
     if os.path.isdir(path):

@@ -54,6 +54,7 @@ from urllib.parse import quote
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io, _names
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import file_kind
 
 FORMAT = 1
 ARCHIVE_PREFIX = 'k3s-backup-'
@@ -298,6 +299,11 @@ def _datastore(view, data_dir):
         raise PlanError('no datastore in %s: neither %s (SQLite) nor %s/etcd (embedded etcd). A server on an external '
                         'datastore (datastore-endpoint) keeps its state in that database: back it up there. An agent '
                         'has no datastore.' % (db_dir, state_db, db_dir), data_dir=data_dir)
+    if view.lexists(token) and not view.isfile(token):
+        st = view.stat(token)
+        raise PlanError('%s is %s, not a regular file: it is not the token k3s wrote there, and it is not read. Remove '
+                        'it, or give the data directory of a k3s server; nothing was changed.'
+                        % (token, file_kind(st.st_mode) if st else 'a symbolic link to nothing'), data_dir=data_dir)
     if not view.isfile(token):
         raise PlanError('%s is missing: without the token a restored datastore cannot be decrypted (its bootstrap data '
                         'is encrypted with it). Is %s the data directory of a k3s server?' % (token, data_dir))

@@ -25,7 +25,6 @@ a temp file in the same directory, fsync, rename, the directory fsynced:
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import re
@@ -34,7 +33,7 @@ import stat
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
-from ansible_collections.baremetal.k3s.plugins.module_utils._view import View, ViewError, host_path
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import View, ViewError, file_kind, host_path
 
 PREVIOUS_SUFFIX = '.previous'
 MODE = 0o755
@@ -87,12 +86,17 @@ def _first_line(text):
 
 
 def file_sha256(view, path):
-    """sha256 (hex) of the node's file ``path``, read in blocks."""
+    """sha256 (hex) of the node's regular file ``path``, read in blocks (a FIFO or a device is refused, not waited on)."""
     h = hashlib.sha256()
     try:
-        with open(view.host_path(view.realpath(path)), 'rb') as f:
+        f = view.open_regular(path)
+        if f is None:
+            raise BinaryError('%s does not exist; nothing was changed.' % path)
+        with f:
             for block in iter(lambda: f.read(CHUNK), b''):
                 h.update(block)
+    except ViewError as e:
+        raise BinaryError('%s; nothing was changed.' % e)
     except OSError as e:
         raise BinaryError('cannot read %s: %s; nothing was changed.' % (path, e.strerror or e))
     return h.hexdigest()
@@ -117,26 +121,38 @@ def _trusted(uid):
 
 
 def check_directories(view, path, option, sticky_ok=False):
-    """Refuse a path root runs a binary from when someone else could swap it: a symlink on the way owned by another
-    user, or a directory (the real one the file is in) that is not a directory of root's closed to others (with
-    ``sticky_ok``, a sticky one such as /tmp is allowed: there nobody else can replace root's file)."""
-    probe = '/'
-    for part in [p for p in os.path.dirname(path).split('/') if p]:
-        probe = os.path.join(probe, part)
-        st = view._stat(probe, follow=False)  # pylint: disable=protected-access
-        if st is not None and stat.S_ISLNK(st.st_mode) and not _trusted(st.st_uid):
-            raise BinaryError('%s: %s is a symbolic link owned by uid %d, not root: a binary root runs is not written or '
-                              'read through a link another user can change. Point %s at a real directory of root\'s; '
-                              'nothing was changed.' % (option, probe, st.st_uid, option))
+    """Refuse a path root runs a binary from when someone else could swap it (``_io.path_hazard``, the rule of every
+    write): a symlink on the way owned by another user, or a directory on the way (the real one the file is in
+    included) that is not a directory of root's closed to others (with ``sticky_ok``, the file's own directory may be a
+    sticky one such as /tmp: there nobody else can replace root's file)."""
+    hazard = _io.path_hazard(view, path, sticky_ok=sticky_ok)
+    if hazard and hazard[0] == 'link':
+        raise BinaryError('%s: %s is a symbolic link owned by uid %d, not root: a binary root runs is not written or '
+                          'read through a link another user can change. Point %s at a real directory of root\'s; '
+                          'nothing was changed.' % (option, hazard[1], hazard[2], option))
+    if view.lexists(path) and not view.exists(path):
+        raise BinaryError('%s: %s is a symbolic link to %s, which does not exist; fix or remove the link; nothing was '
+                          'changed.' % (option, path, os.readlink(view.host_path(path))))
     directory = os.path.dirname(view.realpath(path))
     st = view.stat(directory)
     if st is None or not stat.S_ISDIR(st.st_mode):
         raise BinaryError('%s: the directory %s does not exist; nothing was changed.' % (option, directory))
-    if not _trusted(st.st_uid) or (st.st_mode & 0o022 and not (sticky_ok and st.st_mode & stat.S_ISVTX)):
+    if hazard:
         raise BinaryError('%s: the directory %s is owned by uid %d with mode %04o: another user could replace the binary '
                           'root runs. Use a directory of root\'s that only root can write (chown root; chmod go-w)%s; '
-                          'nothing was changed.' % (option, directory, st.st_uid, stat.S_IMODE(st.st_mode),
+                          'nothing was changed.' % (option, hazard[1], hazard[2], hazard[3],
                                                     ' or a sticky one such as /tmp' if sticky_ok else ''))
+
+
+def check_paths(view, params):
+    """:func:`check_directories` of ``path`` and ``src`` (before the locks are taken: nothing is read through a link
+    another user planted)."""
+    try:
+        check_directories(view, params['path'], 'path')
+        if params.get('src'):
+            check_directories(view, params['src'], 'src', sticky_ok=True)
+    except ViewError as e:
+        raise BinaryError('%s; nothing was changed.' % e)
 
 
 def _regular(view, path, option, must_exist):
@@ -151,7 +167,7 @@ def _regular(view, path, option, must_exist):
                               'was changed.' % (option, path))
         return None
     if not stat.S_ISREG(st.st_mode):
-        kind = 'a directory' if stat.S_ISDIR(st.st_mode) else 'not a regular file'
+        kind = 'a directory' if stat.S_ISDIR(st.st_mode) else '%s, not a regular file' % file_kind(st.st_mode)
         raise BinaryError('%s: %s is %s; give a binary file; nothing was changed.' % (option, path, kind))
     return st
 
@@ -220,8 +236,8 @@ def plan(view, params):
     validate(params)
     path = params['path']
     try:
-        installed = _regular(view, path, 'path', must_exist=False)
         check_directories(view, path, 'path')
+        installed = _regular(view, path, 'path', must_exist=False)
         prev = previous_path(view, path)
         prev_st = view._stat(prev, follow=False)  # pylint: disable=protected-access
         if prev_st is not None and not stat.S_ISREG(prev_st.st_mode):
@@ -300,75 +316,30 @@ def _plan_previous(view, params, path, prev, installed, prev_st):  # pylint: dis
 
 
 # -- apply ---------------------------------------------------------------------------------------------------------
-def _temp_name(directory, name):
-    """A free name ``.<name>.bk3s-<random>.tmp`` in ``directory`` (found by _io.stale_temps(<directory>/<name>))."""
-    for dummy in range(100):
-        candidate = os.path.join(directory, '.%s%s%s%s' % (name, _io.TEMP_INFIX, os.urandom(6).hex(), _io.TEMP_SUFFIX))
-        if not os.path.lexists(candidate):
-            return candidate
-    raise _io.ApplyError('no free temp file name in %s; nothing was changed.' % directory)
-
-
-def _stage(source, target, want):
-    """Copy the host file ``source`` into a new temp file beside the host path ``target``; its sha256 must be
-    ``want``. Mode 0755, owned by root (when root runs), fsynced. Returns the temp file's path."""
-    tmp = _temp_name(os.path.dirname(target), os.path.basename(target))
-    h = hashlib.sha256()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        src_fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        try:
-            while True:
-                block = os.read(src_fd, CHUNK)
-                if not block:
-                    break
+def _copier(source, want):
+    """``copy(f)``: the bytes of the host file ``source`` (a regular file, opened without following a link) written to
+    ``f``; their sha256 must be ``want`` (``src`` cannot change under the run), else ApplyError and nothing is put in
+    place."""
+    def copy(f):
+        h = hashlib.sha256()
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, 'rb') as src:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _io.ApplyError('%s is no longer a regular file; nothing was changed.' % _io._node_path(source))  # pylint: disable=protected-access
+            for block in iter(lambda: src.read(CHUNK), b''):
                 h.update(block)
-                view = memoryview(block)
-                while view:
-                    view = view[os.write(fd, view):]
-        finally:
-            os.close(src_fd)
+                f.write(block)
         if h.hexdigest() != want:
             raise _io.ApplyError('%s changed while it was copied (sha256 %s, not %s); nothing was changed.'
                                  % (_io._node_path(source), h.hexdigest(), want))  # pylint: disable=protected-access
-        if os.geteuid() == 0:
-            os.fchown(fd, 0, 0)
-        os.fchmod(fd, MODE)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(tmp)
-        raise
-    os.close(fd)
-    return tmp
-
-
-NO_HARD_LINKS = (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS)
-
-
-def _link(source, target, want=None):
-    """A new temp name beside the host path ``target`` for the bytes of ``source``: a hard link; where the file system
-    has none, a copy (sha256 ``want`` checked) or, without ``want``, None."""
-    name = _temp_name(os.path.dirname(target), os.path.basename(target))
-    try:
-        os.link(source, name)
-        return name
-    except OSError as e:
-        if e.errno not in NO_HARD_LINKS:
-            raise
-    return _stage(source, target, want) if want else None
-
-
-def _rename_link(link, target):
-    """Rename the hard link ``link`` over ``target``. When both already name one file (a run killed after it made
-    .previous a link of the binary), rename(2) does nothing and leaves ``link``: it is removed then."""
-    os.rename(link, target)
-    if os.path.lexists(link):
-        os.unlink(link)
+    return copy
 
 
 def apply(module, planned):
-    """Carry out ``planned`` (nothing in check mode); the module's result."""
+    """Carry out ``planned`` (nothing in check mode); the module's result. Every write goes through ``_io``: the new
+    bytes into a temp file beside ``path`` (``_io.stream_file``: fsync, mode, rename, the directory fsynced), the old
+    binary kept as ``.previous`` by ``_io.keep_copy`` just before the rename; a failure (a full disk...) undoes what
+    was done and says so."""
     f = planned.facts
     action = f['action']
     result = dict((k, f[k]) for k in ('path', 'previous_path', 'version', 'previous_version', 'sha256'))
@@ -390,48 +361,29 @@ def apply(module, planned):
         return result
     real = host_path(_io.ROOT, View(root=_io.ROOT).realpath(f['path']))
     real_prev = host_path(_io.ROOT, f['previous_path'])
-    _io.require_held(real, real_prev)
-    directory = os.path.dirname(real)
-    # what a killed run left (under both locks, so no live run owns it), also when nothing else changes
-    for stale in _io.stale_temps(real) + _io.stale_temps(real_prev):
-        _io.remove_tree(stale, real)
-    if not result['changed']:
-        return result
-    if action == 'rollback':
-        tmp = _stage(real_prev, real, f['sha256'])
-        try:
-            os.rename(tmp, real)
-        finally:
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
-        _io.fsync_dir(directory)
-        return result
-    src = host_path(_io.ROOT, module.params['src'])
-    tmp = _stage(src, real, f['sha256'])
-    keep = aside = None
+    written = _io.Written()
     try:
-        if action == 'replace':
-            keep = _link(real, real_prev, f['installed_sha256'])
-            if os.path.lexists(real_prev):
-                aside = _link(real_prev, real_prev)  # without hard links: none, an older .previous is not put back
-            _rename_link(keep, real_prev)  # .previous = the installed binary (path still is too)
-            keep = None
-        try:
-            os.rename(tmp, real)
-        except OSError:
-            if action == 'replace':  # .previous as it was
-                if aside:
-                    _rename_link(aside, real_prev)
-                    aside = None
-                else:
-                    os.unlink(real_prev)
-            raise
+        _io.require_held(real, real_prev)
+        # what a killed run left (under both locks, so no live run owns it), also when nothing else changes
+        _io.remove_stale(real)
+        _io.remove_stale(real_prev)
+        if not result['changed']:
+            return result
+        source = real_prev if action == 'rollback' else host_path(_io.ROOT, module.params['src'])
+        keep = None
+        if action == 'replace':  # .previous = the installed binary (path still is too), once the new bytes are on disk
+            def keep():
+                _io.keep_copy(real, real_prev, written, _copier(real, f['installed_sha256']), guard=real_prev, mode=MODE)
+        with _io.stream_file(real, MODE, replace=True, before_rename=keep) as out:
+            _copier(source, f['sha256'])(out)
     except OSError as e:
-        raise _io.ApplyError('could not put %s in place at %s: %s; %s is as it was, nothing was changed.'
-                             % (module.params['src'], f['path'], e.strerror or e, f['path']))
-    finally:
-        for leftover in (tmp, keep, aside):
-            if leftover and os.path.lexists(leftover):
-                os.unlink(leftover)
-    _io.fsync_dir(directory)
+        failed = written.put_back()
+        raise _io.ApplyError('could not put %s in place at %s: %s; %s' % (
+            f['previous_path'] if action == 'rollback' else module.params['src'], f['path'], _io.os_error(e),
+            '%s is as it was, nothing was changed.' % f['path'] if not failed else
+            '%s could not be put back as it was (%s): check it.' % (f['previous_path'], failed[0])))
+    except _io.ApplyError:
+        written.put_back()
+        raise
+    written.commit()
     return result

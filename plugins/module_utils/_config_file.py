@@ -274,7 +274,7 @@ def _plan(view, params, found):
     before = _read_ours(view, path, present, found)
     warnings = []
     after = _render_checked(view, path, pairs, before, warnings) if present else None
-    change = Change(path, before, after, mode=MODE)
+    change = Change(path, before, after, mode=MODE, secret=True)
     result = secrets.SecretPlan([change], warnings=warnings)
     if result.changed and after is not None and not view.writable(path):
         raise ConfigFileError('%s cannot be written (read-only file system or no permission). Nothing was changed.' % path)

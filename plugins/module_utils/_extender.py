@@ -30,10 +30,8 @@ import http.client
 import ipaddress
 import json
 import os
-import shutil
 import socket
 import ssl
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -42,6 +40,7 @@ import uuid
 from urllib.parse import urljoin, urlsplit
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _url
 
 PROBE_POD_NAME = 'baremetal-k3s-extender-probe'
@@ -223,22 +222,15 @@ def ssl_context(ca_file=None, cert_file=None, key_file=None, insecure=False, ser
 
 
 def _load_client_cert(ctx, cert_file, key_file, cert_data, key_data):
-    """load_cert_chain reads files only: PEM text given as data goes through a private temporary directory."""
+    """load_cert_chain reads files only: PEM text given as data goes through ``_io.scratch_files`` (a private
+    directory, removed when loaded)."""
     if not (cert_data or key_data):
         ctx.load_cert_chain(cert_file, key_file or None)
         return
-    tmp = tempfile.mkdtemp(prefix='bk3s-tls-')
-    try:
-        paths = {}
-        for name, data in (('cert', cert_data), ('key', key_data)):
-            if data:
-                paths[name] = os.path.join(tmp, name + '.pem')
-                fd = os.open(paths[name], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, 'wb') as f:
-                    f.write(data.encode('ascii') if isinstance(data, str) else data)
-        ctx.load_cert_chain(paths.get('cert', cert_file), paths.get('key', key_file) or None)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    data = {name + '.pem': value.encode('ascii') if isinstance(value, str) else value
+            for name, value in (('cert', cert_data), ('key', key_data)) if value}
+    with _io.scratch_files(data, prefix='bk3s-tls-') as paths:
+        ctx.load_cert_chain(paths.get('cert.pem', cert_file), paths.get('key.pem', key_file) or None)
 
 
 # ---------------------------------------------------------------------------------------------

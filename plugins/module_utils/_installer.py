@@ -666,7 +666,7 @@ def plan_present(view, request, layout, warnings):
     else:
         env_after = render_env(request.env)
         warnings.extend('%s; the file is written again from env as KEY=value lines.' % m for m in unseen)
-    changes.insert(1, Change(layout.env, env_before, env_after, mode=ENV_MODE))
+    changes.insert(1, Change(layout.env, env_before, env_after, mode=ENV_MODE, secret=True))
     if layout.init == 'systemd':
         for other in other_units(view, layout):
             warnings.append('%s also exists: systemd loads the unit of %s.service from the first directory of its search path '
@@ -694,7 +694,7 @@ def plan_absent(view, request, layout, warnings):
         if not is_env_file(env):
             raise InstallerError('%s is not an environment file (KEY=value lines) as the installer writes it; it is not '
                                  'removed. Move it away by hand. Nothing was removed.' % layout.env)
-        changes.append(Change(layout.env, env, None))
+        changes.append(Change(layout.env, env, None, secret=True))
     enabled = os.path.join(WANTS_DIR, layout.service + '.service') if layout.init == 'systemd' \
         else os.path.join(RUNLEVEL_DIR, layout.service)
     if data is not None and view.lexists(enabled):

@@ -23,6 +23,19 @@ half of them. Around that:
 * **Symlinks** are followed: the file a link points to is replaced (in its own directory)
   and the link stays. Removing a file reached through a link is refused: whether the link
   or its target is meant cannot be told.
+* **Links and directories another user could plant or swap** are refused before anything is
+  written (:func:`path_hazard`): a symbolic link on the way to the file (the file itself, a
+  directory above it, or a link inside a link's target) that is not root's, or a directory on the
+  way that another user owns or may write (a sticky one such as /tmp is allowed: there nobody
+  can rename or remove root's entries). k3s_binary, the plans' :func:`apply` and the writes
+  outside a plan (:func:`stream_file`, :func:`temp_dir`...) all ask it.
+* **Files that hold a secret** (a ``Change`` with ``secret``: a token file, registries.yaml,
+  an env file) are mode 0600 and root's after every write, a replaced file too: the new bytes
+  are in a temp file of that mode and owner before they get the file's name, so the secret is
+  never readable by others, not even for an instant; a backup of such a file is 0600 too.
+* **Write failures** (a full disk, a quota, a read-only file system, an I/O error) are an
+  :class:`ApplyError` that says which file and why (:func:`os_error`), never a traceback; the
+  temp file and the directories made for it go, and the files already written are put back.
 * **Directories** this collection creates hold a marker file (``.baremetal-k3s-created``);
   when a removal leaves such a directory with nothing but its marker, it goes too.
 * **Several files.** If writing one file of a plan fails, those already written get their
@@ -40,6 +53,7 @@ import ctypes
 import errno
 import os
 import shutil
+import stat
 import tempfile
 import time
 
@@ -54,6 +68,7 @@ TEMP_INFIX = '.bk3s-'
 TEMP_SUFFIX = '.tmp'
 LOCK_TIMEOUT = 120
 RELOCKS = 5
+SECRET_MODE = 0o600
 
 
 class ApplyError(Exception):
@@ -104,6 +119,95 @@ def _node_path(path):
     return '/' + os.path.relpath(path, ROOT)
 
 
+def os_error(e):
+    """What an OSError of a write means, in words that say what to do (a full disk, a quota, a read-only file
+    system, an I/O error), for the message of an :class:`ApplyError`."""
+    said = e.strerror or str(e)
+    hint = {errno.ENOSPC: 'the file system is full: free some space on it', errno.EDQUOT: 'the disk quota is used up: '
+            'free some space or raise the quota', errno.EROFS: 'the file system is mounted read-only',
+            errno.EIO: 'the disk reported an I/O error: check it (dmesg) before running again',
+            errno.EACCES: 'permission denied (an immutable file? lsattr shows it)',
+            errno.EPERM: 'operation not permitted (an immutable file? lsattr shows it)'}.get(e.errno)
+    return '%s (%s)' % (said, hint) if hint else said
+
+
+# -- links and directories another user could plant or swap -------------------------------------------------------
+def _trusted(uid):
+    return uid in (0, os.geteuid())
+
+
+def path_hazard(view, path, sticky_ok=True):
+    """Why another user could make a write of the node's ``path`` land elsewhere, or None.
+
+    Walks ``path`` as the kernel does (every symbolic link followed, a link's target walked in turn) through ``view``
+    and returns ``('link', link, uid, None)`` for a symbolic link on the way that is not root's (a link a local user
+    planted at the file or at a directory above it), or ``('dir', directory, uid, mode)`` for a directory on the way
+    (the real ones, the file's own included) that another user owns or that group or others may write without the
+    sticky bit. ``sticky_ok=False``: the file's own directory may not be sticky either (a binary root runs). Parts of
+    the path that do not exist yet are not judged (they are made by the run, root's).
+    """
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return None
+    parts = [p for p in os.path.normpath(path).split('/') if p]
+    resolved = '/'
+    walked = ['/']
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part == '..':
+            resolved = os.path.dirname(resolved)
+            continue
+        candidate = os.path.join(resolved, part)
+        try:
+            st = os.lstat(view.host_path(candidate))
+        except OSError:
+            resolved = candidate
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            if not _trusted(st.st_uid):
+                return ('link', candidate, st.st_uid, None)
+            hops += 1
+            if hops > View.MAX_SYMLINKS:
+                return None  # a loop: the write fails on it and says so
+            target = os.readlink(view.host_path(candidate))
+            if os.path.isabs(target):
+                resolved = '/'
+            parts = [p for p in target.split('/') if p and p != '.'] + parts
+            continue
+        resolved = candidate
+        if parts and stat.S_ISDIR(st.st_mode):
+            walked.append(candidate)
+    final = os.path.dirname(resolved) or '/'
+    for directory in walked:
+        try:
+            st = os.stat(view.host_path(directory))
+        except OSError:
+            continue
+        sticky = st.st_mode & stat.S_ISVTX and (sticky_ok or directory != final)
+        if not _trusted(st.st_uid) or (st.st_mode & 0o022 and not sticky):
+            return ('dir', directory, st.st_uid, stat.S_IMODE(st.st_mode))
+    return None
+
+
+def describe_hazard(hazard):
+    """The words of a :func:`path_hazard`: what is there and why another user could swap it."""
+    kind, where, uid, mode = hazard
+    if kind == 'link':
+        return '%s is a symbolic link owned by uid %d, not root: another user could point it anywhere' % (where, uid)
+    return ('the directory %s is owned by uid %d with mode %04o: another user could put a link or a file of theirs in '
+            'it' % (where, uid, mode))
+
+
+def refuse_hazard(path, view=None):
+    """ApplyError, before anything is written, when another user could make a write of the node's ``path`` land
+    elsewhere (:func:`path_hazard`)."""
+    hazard = path_hazard(view or View(root=ROOT), path)
+    if hazard:
+        raise ApplyError('%s: %s. Nothing was written through it and nothing was changed: remove the link (or make the '
+                         'directory root\'s, chmod go-w), or give a path only root can change.'
+                         % (path, describe_hazard(hazard)))
+
+
 # -- locks ---------------------------------------------------------------------------------
 _HELD = {}  # resolved host path -> how many node_lock blocks of this process hold its lock
 
@@ -140,10 +244,17 @@ def node_lock(module, *keys, paths=(), timeout=None, sleep=time.sleep):
     see module_utils/_lock.py). Every lock is taken at once, in one order. Waits up to
     ``timeout`` seconds (default :data:`LOCK_TIMEOUT`) for other holders, then fails the module
     naming the holder (pid, module, since when); a lock directory or lock file that is not
-    what this collection makes fails it too. Locks go with the process, so a killed run never
+    what this collection makes fails it too, and so does a path another user could make land
+    elsewhere (:func:`path_hazard`), before anything is read or written there. Locks go with the process, so a killed run never
     leaves one held.
     """
     paths = list(paths)
+    view = View(root=ROOT)
+    for path in paths:  # before anything is read through a link another user planted, or written
+        try:
+            refuse_hazard(path, view)
+        except ApplyError as e:
+            module.fail_json(msg=e.msg)
     timeout = LOCK_TIMEOUT if timeout is None else timeout
     deadline = time.monotonic() + timeout
     record = {'pid': os.getpid(), 'module': getattr(module, '_name', ''), 'what': ', '.join(list(keys) + paths),
@@ -181,7 +292,9 @@ def locked_apply(module, plan, keys=(), paths=(), **apply_args):
     """Run ``plan()`` and :func:`apply` its Plan under the locks ``keys``, of the files ``paths`` and of every file it writes.
 
     ``paths`` are the files known before planning (a module's ``path`` argument); the others are
-    found by planning. A plan that writes a file whose lock is not held is set aside: the locks
+    found by planning. A path another user could make land elsewhere (:func:`path_hazard`) is
+    refused before the plan reads it (:func:`node_lock`), the others before ``apply`` writes.
+    A plan that writes a file whose lock is not held is set aside: the locks
     are given back and taken again with that file's (all at once, in one order, so two runs
     never deadlock), and ``plan()`` runs again on what the node holds then. Non-absolute
     ``paths`` are left to the plan to refuse.
@@ -189,7 +302,10 @@ def locked_apply(module, plan, keys=(), paths=(), **apply_args):
     paths = [p for p in paths if isinstance(p, str) and os.path.isabs(p)]
     for dummy in range(RELOCKS):
         with node_lock(module, *keys, paths=paths):
-            planned = plan()
+            try:
+                planned = plan()
+            except ViewError as e:  # a FIFO where a file should be, a file that cannot be read: said, locks let go
+                raise ApplyError('%s; nothing was changed.' % e)
             missing = [c.path for c in planned.changes if not locked(c.path)]
             if not missing:
                 return apply(module, planned, **apply_args)
@@ -199,7 +315,7 @@ def locked_apply(module, plan, keys=(), paths=(), **apply_args):
 
 
 # -- one file --------------------------------------------------------------------------------
-def backup_file(module, path, backup_dir=None):  # pylint: disable=unused-argument
+def backup_file(module, path, backup_dir=None, secret=False):  # pylint: disable=unused-argument
     """Copy ``path`` aside (mode, owner and times kept) and return the copy's path.
 
     The copy is ``<name>.<pid>.<time>~`` next to the file (as Ansible's ``backup_local``
@@ -223,7 +339,11 @@ def backup_file(module, path, backup_dir=None):  # pylint: disable=unused-argume
         dest = '%s.%d~' % (base, n)
     shutil.copy2(path, dest)
     st = os.stat(path)
-    os.chown(dest, st.st_uid, st.st_gid)
+    if secret:  # the copy of a file that holds a secret is root's alone, whatever the file was
+        os.chown(dest, 0, 0)
+        os.chmod(dest, SECRET_MODE)
+    else:
+        os.chown(dest, st.st_uid, st.st_gid)
     return dest
 
 
@@ -276,35 +396,52 @@ def prune_dirs(directory):
     return removed
 
 
-def write_file(module, path, content, mode=None, owner=None, group=None, backup=False, backup_dir=None):
+def write_file(module, path, content, mode=None, owner=None, group=None, backup=False, backup_dir=None, secret=False):
     """Atomically replace ``path`` (a symlink: the file it points to) with ``content`` (bytes).
 
     Missing parent directories are made (0755, marked as ours). ``mode``/``owner``/``group``
     apply to a new file only: an existing file keeps its own (atomic_move carries them
-    over). Returns ``{'backup_file': path or None}``.
+    over). A ``secret`` file is ``mode`` (default 0600) and root's after every write, new or
+    replaced: the temp file gets them before it is renamed into place. Returns
+    ``{'backup_file': path or None}``. On a failure the temp file and the directories made
+    for it are gone and ``path`` is as it was.
     """
     target = os.path.realpath(path)
     directory = os.path.dirname(target) or '.'
     existed = os.path.exists(target)
-    make_dirs(directory)
-    for stale in stale_temps(target):
-        os.unlink(stale)
-    fd, tmp = tempfile.mkstemp(prefix='.%s%s' % (os.path.basename(target), TEMP_INFIX), suffix='.tmp', dir=directory)
     result = {'backup_file': None}
+    tmp = None
     try:
+        make_dirs(directory)
+        for stale in stale_temps(target):
+            os.unlink(stale)
+        fd, tmp = tempfile.mkstemp(prefix='.%s%s' % (os.path.basename(target), TEMP_INFIX), suffix='.tmp', dir=directory)
         with os.fdopen(fd, 'wb') as f:
             f.write(content)
             f.flush()
+            if secret:
+                os.fchmod(f.fileno(), SECRET_MODE if mode is None else mode)
+                if os.geteuid() == 0:
+                    os.fchown(f.fileno(), 0, 0)
             os.fsync(f.fileno())
         if backup and existed:
-            result['backup_file'] = backup_file(module, target, backup_dir)
-        if not existed and mode is not None:
-            os.chmod(tmp, mode)  # atomic_move keeps an existing target's attributes; a new one gets ours
-        module.atomic_move(tmp, target, unsafe_writes=False)
-    finally:
-        if os.path.exists(tmp):
+            result['backup_file'] = backup_file(module, target, backup_dir, secret)
+        if secret:
+            os.rename(tmp, target)  # not atomic_move: it would give the new bytes the old file's mode and owner
+            fsync_dir(directory)
+        else:
+            if not existed and mode is not None:
+                os.chmod(tmp, mode)  # atomic_move keeps an existing target's attributes; a new one gets ours
+            module.atomic_move(tmp, target, unsafe_writes=False)
+    except BaseException:
+        if tmp and os.path.exists(tmp):
             os.unlink(tmp)
-    if existed or (mode is None and owner is None and group is None):
+        prune_dirs(directory)  # the directories made for it (those holding nothing but our marker)
+        raise
+    finally:
+        if tmp and os.path.exists(tmp):
+            os.unlink(tmp)
+    if secret or existed or (mode is None and owner is None and group is None):
         return result
     # Built by ansible-core itself, so the keys match the running version (SELinux too).
     file_args = module.load_file_common_arguments({'mode': mode, 'owner': owner, 'group': group}, path=target)
@@ -345,7 +482,9 @@ def dangling_directory_link(path):
 
 def check_plan(plan):
     """Refuse, before anything is written, a plan that the symlink policy does not allow."""
+    view = View(root=ROOT)
     for change in plan.changes:
+        refuse_hazard(change.path, view)
         dangling = dangling_directory_link(change.path)
         if dangling:
             raise ApplyError('%s is a symbolic link to %s, which does not exist: %s is not written through it (its target '
@@ -371,7 +510,7 @@ def _put_back(module, done):
             if change.before is None:
                 remove_file(module, real)
             else:
-                write_file(module, real, change.before)
+                write_file(module, real, change.before, secret=change.secret)
         except OSError:
             failed.append(change.path)
     return failed
@@ -406,6 +545,8 @@ def apply(module, plan, backup=False, backup_dir=None):
         raise ApplyError('%s: this run does not hold the lock of %s; nothing was changed (a module writes only under '
                          '_io.locked_apply).' % (', '.join(unlocked), 'this file' if len(unlocked) == 1 else 'these files'))
     check_plan(plan)
+    if backup and backup_dir and plan.changes:
+        refuse_hazard(os.path.join(backup_dir, 'backup'))
     dangling = dangling_directory_link(os.path.join(backup_dir, 'backup')) if backup and backup_dir else None
     if dangling and plan.changes:
         raise ApplyError('backup_dir: %s is a symbolic link to %s, which does not exist; no backup is written through it. '
@@ -423,11 +564,11 @@ def apply(module, plan, backup=False, backup_dir=None):
                     written = remove_file(module, real, backup, backup_dir)
                 else:
                     written = write_file(module, real, change.after, change.mode, change.owner, change.group,
-                                         backup, backup_dir)
+                                         backup, backup_dir, change.secret)
             except OSError as e:
                 failed = _put_back(module, done)
                 raise ApplyError('could not %s %s: %s. %s' % (
-                    'remove' if change.after is None else 'write', change.path, e.strerror or e,
+                    'remove' if change.after is None else 'write', change.path, os_error(e),
                     ('The files written before it were put back.' if not failed else
                      'These could not be put back: %s; restore them from their backups.' % ', '.join(failed))
                     if done else 'Nothing was changed.'))
@@ -464,12 +605,15 @@ def held(path):
 
 
 def require_held(*paths):
-    """ApplyError, before anything is written, for a host path whose lock (or a lock of a directory above it) is not held."""
+    """ApplyError, before anything is written, for a host path whose lock (or a lock of a directory above it) is not
+    held, or that another user could make land elsewhere (:func:`refuse_hazard`)."""
     unlocked = [p for p in paths if not held(p)]
     if unlocked:
         raise ApplyError('%s: this run does not hold the lock of %s; nothing was changed (a module writes only under '
                          '_io.node_lock).' % (', '.join(_node_path(p) for p in unlocked),
                                               'this path' if len(unlocked) == 1 else 'these paths'))
+    for p in paths:
+        refuse_hazard(_node_path(os.path.abspath(p)))
 
 
 def fsync_dir(path):
@@ -513,13 +657,18 @@ def make_dir(path, mode=0o700, written=None, guard=None):
 
 
 class Written:
-    """The steps a write outside a Plan took, each with its undo; :meth:`put_back` undoes them, newest first."""
+    """The steps a write outside a Plan took, each with its undo; :meth:`put_back` undoes them, newest first.
+    A step may also leave something to drop once the whole write has succeeded (``discard``: an old file kept under
+    a temp name for the undo): :meth:`commit` does that."""
 
     def __init__(self):
         self.undo = []
+        self.discard = []
 
-    def add(self, undo):
+    def add(self, undo, discard=None):
         self.undo.append(undo)
+        if discard is not None:
+            self.discard.append(discard)
 
     def put_back(self):
         """Undo every step (newest first, best effort); the errors of the steps that could not be undone."""
@@ -530,7 +679,18 @@ class Written:
             except OSError as e:
                 failed.append(e)
         self.undo = []
+        self.commit()
         return failed
+
+    def commit(self):
+        """The write is whole: drop what was kept only for an undo (best effort: a next run sweeps a temp name)."""
+        for step in reversed(self.discard):
+            try:
+                step()
+            except OSError:
+                pass
+        self.discard = []
+        self.undo = []
 
 
 @contextlib.contextmanager
@@ -554,7 +714,33 @@ def temp_dir(directory, prefix, guard=None, mode=0o700):
 
 
 @contextlib.contextmanager
-def stream_file(path, mode=0o600, written=None, workdir=None, opener=open, replace=False, guard=None):
+def scratch_files(files, prefix='bk3s-'):
+    """``{name: path}`` of the files ``{name: bytes}`` for the block, in a new private directory (0700, files 0600,
+    made with ``O_EXCL``) of the machine's temp directory, removed with them when the block ends, however it ends.
+
+    For a program that reads only files (Python's ``ssl`` loads a client certificate and key from files: the
+    extender probe's ``cert_data``/``key_data``). They are no file of the node's and never outlive the run: no lock,
+    no fsync, no backup.
+    """
+    directory = tempfile.mkdtemp(prefix=prefix)
+    try:
+        os.chmod(directory, 0o700)
+        paths = {}
+        for name, data in files.items():
+            if os.path.basename(name) != name or name in ('', '.', '..'):
+                raise ValueError('%r is not a file name' % (name,))
+            paths[name] = os.path.join(directory, name)
+            fd = os.open(paths[name], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, 'wb') as f:
+                f.write(data)
+        yield paths
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def stream_file(path, mode=0o600, written=None, workdir=None, opener=open, replace=False, guard=None,
+                before_rename=None):
     """Write the file ``path`` (host path) in blocks: the block gets a binary file to write to.
 
     The bytes go into a temp file - ``.<name>.bk3s-*.tmp`` beside ``path`` (stale ones of a killed write removed
@@ -563,7 +749,8 @@ def stream_file(path, mode=0o600, written=None, workdir=None, opener=open, repla
     (nothing is overwritten). On any failure the temp file goes and ``path`` is as it was; once renamed, ``written``
     records how to undo it (the new file removed, or the old bytes back) for a later put-back. ``opener(path, 'wb')``
     opens the temp file (tests hand in a full disk). ``guard``: the path whose lock the write is under (default
-    ``path``; a file kept aside is under the lock of the file it keeps).
+    ``path``; a file kept aside is under the lock of the file it keeps). ``before_rename()`` runs once the new bytes
+    are on the disk, just before they get the name (k3s_binary keeps the old binary then).
     """
     require_held(guard or path)
     directory = os.path.dirname(path)
@@ -585,6 +772,8 @@ def stream_file(path, mode=0o600, written=None, workdir=None, opener=open, repla
         os.chmod(tmp, mode)
         if not replace and os.path.lexists(path):
             raise ApplyError('%s appeared while it was written; nothing was replaced. Run again.' % _node_path(path))
+        if before_rename is not None:
+            before_rename()
         os.rename(tmp, path)
     finally:
         if os.path.lexists(tmp):
@@ -592,6 +781,70 @@ def stream_file(path, mode=0o600, written=None, workdir=None, opener=open, repla
     if written is not None:
         written.add(lambda: os.unlink(path) if old is None else write_bytes(path, old, mode))
     fsync_dir(directory)
+
+
+NO_HARD_LINKS = (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS)
+
+
+def _temp_link(source, beside):
+    """A hard link of the host file ``source`` under a new temp name beside ``beside`` (``.<name>.bk3s-*.tmp``, which
+    :func:`stale_temps` of ``beside`` finds); None where the file system has no hard links."""
+    directory, name = os.path.split(beside)
+    for dummy in range(100):
+        candidate = os.path.join(directory, '.%s%s%s%s' % (name, TEMP_INFIX, os.urandom(6).hex(), TEMP_SUFFIX))
+        try:
+            os.link(source, candidate)
+            return candidate
+        except FileExistsError:
+            continue
+        except OSError as e:
+            if e.errno in NO_HARD_LINKS:
+                return None
+            raise
+    raise ApplyError('no free temp file name in %s; nothing was changed.' % _node_path(directory))
+
+
+def _rename_link(link, target):
+    """Rename the hard link ``link`` over ``target``. When both already name one file (a run killed after it made the
+    link), rename(2) does nothing and leaves ``link``: it is removed then."""
+    os.rename(link, target)
+    if os.path.lexists(link):
+        os.unlink(link)
+
+
+def remove_stale(path, guard=None):
+    """Remove the temp files an earlier, killed write of the host ``path`` left (under its lock, or ``guard``'s)."""
+    for stale in stale_temps(path):
+        remove_tree(stale, guard or path)
+
+
+def keep_copy(path, dest, written, copy=None, guard=None, mode=0o755):
+    """``dest`` (a host path in the directory of ``path``) names the bytes ``path`` has now: a hard link renamed over
+    it, fsynced; where the file system has no hard links, ``copy(f)`` writes them into a :func:`stream_file` of
+    ``dest`` (``mode``). ``written`` records the undo (the old ``dest`` back, or ``dest`` removed when there was none)
+    and drops the old ``dest`` on :meth:`Written.commit`. Under the lock of ``guard`` (default ``dest``)."""
+    require_held(guard or dest)
+    remove_stale(dest, guard or dest)
+    had = os.path.lexists(dest)
+    aside = _temp_link(dest, dest) if had else None
+    try:
+        link = _temp_link(path, dest)
+        if link is not None:
+            _rename_link(link, dest)
+        elif copy is None:
+            raise OSError(errno.EOPNOTSUPP, 'the file system has no hard links', dest)
+        else:
+            with stream_file(dest, mode, replace=True, guard=guard or dest) as f:
+                copy(f)
+    except BaseException:
+        if aside is not None:
+            os.unlink(aside)
+        raise
+    if aside is not None:
+        written.add(lambda: _rename_link(aside, dest), lambda: os.unlink(aside) if os.path.lexists(aside) else None)
+    elif not had:
+        written.add(lambda: os.unlink(dest))
+    fsync_dir(os.path.dirname(dest))
 
 
 def _old_bytes(path):

@@ -41,18 +41,21 @@ class Change:
     """One file as it is (``before``) and as it should be (``after``); None means absent.
 
     ``mode`` applies when the file is created; an existing file keeps its own mode and owner.
-    ``owner``/``group`` likewise, for a new file only.
+    ``owner``/``group`` likewise, for a new file only. ``secret``: the file holds a secret (a
+    token, a password): it is ``mode`` (default 0600) and root's after every write, a replaced
+    file too, and so is its backup.
     """
 
-    __slots__ = ('path', 'before', 'after', 'mode', 'owner', 'group')
+    __slots__ = ('path', 'before', 'after', 'mode', 'owner', 'group', 'secret')
 
-    def __init__(self, path, before, after, mode=None, owner=None, group=None):
+    def __init__(self, path, before, after, mode=None, owner=None, group=None, secret=False):
         self.path = path
         self.before = before
         self.after = after
         self.mode = mode
         self.owner = owner
         self.group = group
+        self.secret = secret
 
     @property
     def action(self):

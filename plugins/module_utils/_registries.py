@@ -27,12 +27,13 @@ mirrors and no configs our file is removed and an operator's is left as it is.
 from __future__ import annotations
 
 import json
-import re
 
 from urllib.parse import urlsplit
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names as names
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
+from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as yamledit
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 MARKER = '# Managed by baremetal.k3s (k3s_registries): this file is rewritten from the role\'s variables.'
@@ -62,13 +63,20 @@ def _where(*parts):
     return out
 
 
+def is_secret_key(key):
+    """Whether a registries.yaml key holds a secret (``password``, ``auth``, ``identity_token``; any case, with or
+    without ``_``, and ``token``): wherever it stands, misplaced or misspelt too."""
+    if not isinstance(key, str):
+        return False
+    return key.lower().replace('_', '').replace('-', '') in ('password', 'auth', 'identitytoken', 'token')
+
+
 def collect_secrets(value, found):
     """Every value under a secret key anywhere in ``value`` (also misplaced or misspelt ones) into ``found``,
     before anything is checked: a refusal may quote the options."""
     if isinstance(value, dict):
         for key, item in value.items():
-            if isinstance(key, str) and key.lower().replace('_', '') in ('password', 'auth', 'identitytoken', 'token') \
-                    and isinstance(item, (str, int, float)) and not isinstance(item, bool):
+            if is_secret_key(key) and isinstance(item, (str, int, float)) and not isinstance(item, bool):
                 secrets.add(found, [str(item)])
             else:
                 collect_secrets(item, found)
@@ -100,6 +108,9 @@ def _text(where, value, allow_empty=False):
     if bad:
         raise PlanError('%s holds the control character %s; k3s would read another value than the one meant. '
                         'Remove it.' % (where, bad))
+    if any('\ud800' <= c <= '\udfff' for c in value):
+        raise PlanError('%s holds a lone surrogate (half of a character outside the Basic Multilingual Plane, not a '
+                        'character): no YAML reader takes it. Give the character itself.' % where)
     return value
 
 
@@ -175,9 +186,12 @@ def validate(mirrors, configs):
 
 
 def _scalar(value):
+    """A YAML scalar go-yaml v2 (k3s's reader) reads back as exactly ``value``: a string double-quoted with every
+    character written as itself (one outside the Basic Multilingual Plane too: go-yaml refuses JSON's surrogate-pair
+    escapes) and what YAML may not hold raw escaped (``_yamledit.render_string``)."""
     if isinstance(value, bool):
         return 'true' if value else 'false'
-    return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
+    return yamledit.render_string(value)
 
 
 def render(mirrors, configs, hide=False):
@@ -218,26 +232,44 @@ def render(mirrors, configs, hide=False):
     return ('\n'.join(lines) + '\n').encode('utf-8')
 
 
-_SECRET_LINE = re.compile(r'^(\s*["\']?(?:password|auth|identity_token|identitytoken)["\']?\s*:[ \t]*)(\S.*)$', re.M)
+def read_back(data, mirrors, configs):
+    """Refuse to write a file that k3s's YAML reader (go-yaml v2, ``_goyaml``) would not read back as exactly the
+    settings given: what is written is what k3s gets, or nothing is written."""
+    want = {}
+    if mirrors:
+        want['mirrors'] = {name: {k: v for k, v in (mirror or {}).items() if v} for name, mirror in mirrors.items()}
+    if configs:
+        want['configs'] = {name: {k: v for k, v in (config or {}).items() if v} for name, config in configs.items()}
+    try:
+        got = goyaml.load(data.decode('utf-8'), duplicate_keys='error', name='registries.yaml')
+    except (goyaml.GoYamlError, UnicodeDecodeError) as e:
+        got = e
+    if _plain(got) != want:
+        raise PlanError('the registries.yaml this run would write does not read back in k3s\'s YAML reader (go-yaml v2) as '
+                        'the settings given%s; nothing was changed. Check the values for characters YAML cannot hold.'
+                        % (': %s' % secrets.hide_message(str(got)) if isinstance(got, Exception) else ''))
+
+
+def _plain(value):
+    """A decoded value as plain dicts and lists (go-yaml's mappings are Pairs)."""
+    if isinstance(value, goyaml.Pairs):
+        return {_plain(k): _plain(v) for k, v in value}
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def hide_file(text):
-    """A registries.yaml's text with the value of every secret key shown as ``(hidden)``."""
-    return _SECRET_LINE.sub(lambda m: m.group(1) + secrets.HIDDEN, text)
+    """A registries.yaml's text with the value of every secret key shown as ``(hidden)``, whatever its shape (a folded
+    or block value, a value on the next line, a key misplaced under ``mirrors``)."""
+    return secrets.hide_yaml_keys(text, is_secret_key)
 
 
 def file_secrets(data):
-    """The values of the secret keys of a registries.yaml read from the node (quotes taken off)."""
-    out = []
-    for m in _SECRET_LINE.finditer(data.decode('utf-8', 'replace')):
-        value = m.group(2).split(' #')[0].strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in '"\'':
-            try:
-                value = json.loads(value) if value[0] == '"' else value[1:-1].replace("''", "'")
-            except ValueError:
-                value = value[1:-1]
-        out.append(value)
-    return out
+    """The values of the secret keys of a registries.yaml read from the node, wherever and however written."""
+    return secrets.yaml_key_secrets(data.decode('utf-8', 'replace'), is_secret_key)
 
 
 class RegistriesPlan(Plan):
@@ -285,14 +317,15 @@ def plan(view, params, found=None):
             facts['owned'] = ours
             return RegistriesPlan([], facts, secrets_found=found)
         facts['owned'] = False
-        return RegistriesPlan([Change(path, before, None)], facts, secrets_found=found)
+        return RegistriesPlan([Change(path, before, None, secret=True)], facts, secrets_found=found)
     if before is not None and not ours and not params.get('take_over'):
         raise PlanError('%s exists and was not written by baremetal.k3s (its first line is not our marker), so it is '
                         'left as it is and nothing was changed. Put its settings into the registries variable and set '
                         'take_over (the roles\' k3s_server_registries_take_over / k3s_agent_registries_take_over: the '
                         'old file is kept as a backup), or move the file away.' % path, path=path)
     after = render(mirrors, configs)
+    read_back(after, mirrors, configs)
     facts['owned'] = True
     facts['taken_over'] = before is not None and not ours
-    return RegistriesPlan([Change(path, before, after, mode=0o600, owner='root', group='root')], facts,
+    return RegistriesPlan([Change(path, before, after, mode=0o600, owner='root', group='root', secret=True)], facts,
                           shown_after=render(mirrors, configs, hide=True).decode('utf-8'), secrets_found=found)

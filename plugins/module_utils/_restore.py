@@ -64,6 +64,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _service as s
 from ansible_collections.baremetal.k3s.plugins.module_utils import _token_file as token_file
 from ansible_collections.baremetal.k3s.plugins.module_utils._backup import BackupError
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import file_kind, open_regular
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import run_foreground  # k3s's cluster reset runs there
 
 ASIDE_INFIX = '.before-restore-'
@@ -184,6 +185,11 @@ def plan(view, params, now=None, found=None):
                         % data_dir)
     db_dir = os.path.join(data_dir, 'server', 'db')
     token = os.path.join(data_dir, 'server', 'token')
+    if view.lexists(token) and not view.isfile(token):
+        st = view.stat(token)
+        raise PlanError('%s is %s, not a regular file: it is not a token k3s wrote, and it is not read or replaced. '
+                        'Remove it, then run again. Nothing was changed.'
+                        % (token, file_kind(st.st_mode) if st else 'a symbolic link to nothing'))
     facts = {'step': step, 'archive': archive, 'sha256': expected, 'data_dir': data_dir, 'db_dir': db_dir, 'token': token,
              'db_aside': '', 'token_aside': '', 'service': service or '', 'node_datastore': node_datastore(view, db_dir),
              'datastore': '', 'rows': 0, 'revision': 0, 'restored': [], 'storage_in_archive': False, 'manifest': {},
@@ -678,11 +684,11 @@ def _swap(facts, db_dir, staged_db_dir, token, staged_token, host_path, asides):
 def _swap_token(facts, token, staged_token, token_aside, written, done):
     """The token replaced when the archive's differs, its old bytes kept beside it (``token_aside``: node and host
     path); [the token] when it was written."""
-    with open(staged_token, 'rb') as f:
+    with open(staged_token, 'rb') as f:  # this run's own staged file
         new_token = f.read()
     old_token = None
     if os.path.exists(token):
-        with open(token, 'rb') as f:
+        with open_regular(token, facts['token']) as f:  # a FIFO planted since the plan is refused, never waited on
             old_token = f.read()
     if old_token == new_token:
         return []

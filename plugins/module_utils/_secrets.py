@@ -39,6 +39,7 @@ import re
 
 from urllib.parse import unquote
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
 from ansible_collections.baremetal.k3s.plugins.module_utils import _openrc as openrc
 from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit as systemd
@@ -354,6 +355,128 @@ def file_secrets(data):
     return found
 
 
+# -- secrets under named keys of any YAML file, whatever their shape ---------------------------------------------------
+def _node_texts(node, text, seen):
+    """Every text a secret value node holds: its scalars as read, and each line of them as written."""
+    if node is None or id(node) in seen:
+        return []
+    seen.add(id(node))
+    if node.kind == 'alias':
+        return _node_texts(node.target, text, seen)
+    if node.kind == 'scalar':
+        raw = text[node.start:node.end]
+        lines = [line.strip() for line in raw.splitlines()[1:]] if node.style in ('literal', 'folded') else []
+        return [node.value] + [line for line in lines if line]
+    out = []
+    for item in node.value:
+        for part in (item if isinstance(item, tuple) else (item,)):
+            out.extend(_node_texts(part, text, seen))
+    return out
+
+
+def _secret_nodes(text, secret_key):
+    """[(start, end, texts)] of every value under a key ``secret_key(name)`` says is secret, at any depth of every
+    document (an alias's anchored node too); None when the text is not YAML go-yaml reads."""
+    try:
+        docs = goyaml.compose_all(text, name='file')
+    except Exception:  # pylint: disable=broad-except
+        return None
+    found = []
+    seen = set()
+
+    def span(node):
+        end = node.end
+        while end > node.start and text[end - 1] in '\r\n':
+            end -= 1
+        return node.start, end
+
+    def walk(node):
+        if node is None or id(node) in seen:
+            return
+        seen.add(id(node))
+        if node.kind == 'mapping':
+            for key, value in node.value:
+                if key.kind == 'scalar' and isinstance(key.value, str) and secret_key(key.value):
+                    found.append(span(value) + (_node_texts(value, text, set()),))
+                    if value.kind == 'alias' and value.target is not None:
+                        found.append(span(value.target) + ([],))
+                else:
+                    walk(key)
+                    walk(value)
+        elif node.kind == 'sequence':
+            for item in node.value:
+                walk(item)
+    for doc in docs:
+        walk(doc.root)
+    return found
+
+
+_KEY_LINE = re.compile(r'^(?P<indent>[ \t]*(?:-[ \t]+)*)(?P<key>["\']?(?P<name>[^\s:"\'#][^:"\']*?)["\']?)[ \t]*:(?:[ \t]+|$)'
+                       r'(?P<rest>.*)$')
+
+
+def _hide_key_lines(text, secret_key):
+    """The line-based fallback of :func:`hide_yaml_keys` for a text go-yaml does not read: a secret key's value and
+    every following line indented deeper than the key (a block or folded value, a value on the next line)."""
+    out = []
+    depth = None
+    for line in text.splitlines(True):
+        body = line.rstrip('\r\n')
+        indent = len(body) - len(body.lstrip(' \t-'))
+        if depth is not None:
+            if not body.strip() or indent > depth:
+                out.append((body[:indent] + HIDDEN if body.strip() else body) + line[len(body):])
+                continue
+            depth = None
+        m = _KEY_LINE.match(body)
+        if m and secret_key(m.group('name')):
+            depth = len(m.group('indent'))
+            rest = m.group('rest').strip()
+            body = body[:m.start('rest')] + (HIDDEN if rest else '')
+        out.append(body + line[len(line.rstrip('\r\n')):])
+    return ''.join(out)
+
+
+def yaml_key_secrets(text, secret_key):
+    """The values under every key ``secret_key(name)`` calls secret in the YAML ``text`` (any depth, any style: plain,
+    quoted, a block or folded scalar, a value on the next line, an alias), as read and line by line as written."""
+    nodes = _secret_nodes(text, secret_key)
+    if nodes is None:
+        lines = [line.strip() for line in _hidden_lines(text, secret_key)]
+        return lines + [_strip_quotes(line) for line in lines if _strip_quotes(line) != line]
+    return [t for dummy, dummy2, texts in nodes for t in texts]
+
+
+def _hidden_lines(text, secret_key):
+    """What the line-based fallback hides (the parts of lines it turns into ``(hidden)``)."""
+    shown = _hide_key_lines(text, secret_key).splitlines()
+    out = []
+    for before, after in zip(text.splitlines(), shown):
+        if before != after and after.endswith(HIDDEN):
+            out.append(before[len(after) - len(HIDDEN):])
+    return [o for o in out if o.strip()]
+
+
+def hide_yaml_keys(text, secret_key):
+    """``text`` (YAML) with the value under every key ``secret_key(name)`` calls secret shown as ``(hidden)``, at any
+    depth and in any style (a folded ``>-`` value and a value on the next line included); the lines of a text go-yaml
+    does not read are hidden by their indentation."""
+    if not text:
+        return text
+    nodes = _secret_nodes(text, secret_key)
+    if nodes is None:
+        return _hide_key_lines(text, secret_key)
+    spans = []
+    for start, end in sorted((a, b) for a, b, dummy in nodes if b > a):
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    for start, end in reversed(spans):
+        text = text[:start] + HIDDEN + text[end:]
+    return text
+
+
 # -- keeping them out -------------------------------------------------------------------------------------
 def usable(values):
     """The values worth hiding: non-empty text (an empty string would mask every gap of the output)."""
@@ -519,6 +642,52 @@ def hide_diff(diff, values=()):
                 entry[side] = hide_text(entry[side], values)
         out.append(entry)
     return out
+
+
+MASK = '********'  # how Ansible writes a no_log value in the log line of the invocation
+
+
+def mask_values(value, values):
+    """A copy of ``value`` (a module's options: dicts, lists, text, numbers) with every secret of ``values`` written as
+    ``********`` wherever it stands, inside a longer text too (keys included)."""
+    forms = sorted(usable(values), key=len, reverse=True)
+
+    def mask(item):
+        if isinstance(item, dict):
+            return {mask(k): mask(v) for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [mask(v) for v in item]
+        if isinstance(item, str):
+            for form in forms:
+                item = item.replace(form, MASK)
+            return item
+        if item is not None and not isinstance(item, bool) and str(item) in forms:
+            return MASK
+        return item
+    return mask(value)
+
+
+class MaskedLog:
+    """A mixin put before AnsibleModule: the module's own log line on the node (journal or syslog: "Invoked with ...")
+    shows no secret, whole or in part.
+
+    AnsibleModule logs each option through a URL heuristic that cuts a value at an ``@`` before the no_log values are
+    masked, so a password with an ``@`` is then only partly masked. Here the options are logged with every secret
+    already written as ``********``. ``add_secrets(self)`` (the module's) puts the secrets its options hold into
+    ``no_log_values`` first.
+    """
+
+    def add_secrets(self):
+        """Put the secrets of the module's options into ``no_log_values`` (the module says which they are)."""
+
+    def _log_invocation(self):
+        self.add_secrets()
+        params = self.params  # pylint: disable=access-member-before-definition
+        self.params = mask_values(params, self.no_log_values)
+        try:
+            super()._log_invocation()  # pylint: disable=no-member
+        finally:
+            self.params = params
 
 
 class SecretPlan(Plan):

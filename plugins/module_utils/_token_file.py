@@ -27,7 +27,9 @@ import re
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 TOKEN_PREFIX = 'K10'
+CA_HASH_LENGTH = 64  # the hex digits of a sha256 (k3s's caHashLength = sha256.Size * 2)
 _HEX = re.compile(r'[0-9a-fA-F]+')
+_BOOTSTRAP = re.compile(r'[a-z0-9]{6}\.[a-z0-9]{16}')  # a kubeadm bootstrap token, which k3s also takes
 _PRINTABLE = re.compile(r'[\x21-\x7e]+')  # what k3s's tokens are made of: printable ASCII, no space
 
 
@@ -59,7 +61,15 @@ class Token:
 
 
 def parse(text, where):
-    """The :class:`Token` in ``text`` (white space around it ignored); PlanError naming ``where`` when it is not one."""
+    """The :class:`Token` in ``text`` (white space around it ignored) as k3s parses it; PlanError naming ``where``
+    when k3s would refuse it.
+
+    k3s's rules (``pkg/clientaccess/token.go``, ``parseToken``): a token that does not start with ``K10`` is a bare
+    password; one that does is ``K10<CA hash>::<credentials>`` or ``K10<credentials>``, the CA hash empty or the 64 hex
+    digits of a sha256, the credentials ``<user>:<password>`` with a password, or a bootstrap token
+    (``[a-z0-9]{6}.[a-z0-9]{16}``). A ``K10...`` that is none of these is not a bare password to k3s: it refuses it and
+    the node does not start.
+    """
     token = text.strip()
     if not token:
         raise PlanError('%s is empty: a node cannot join a cluster without its token. Give the token (k3s_server_token, '
@@ -68,13 +78,31 @@ def parse(text, where):
     if not _PRINTABLE.fullmatch(token):
         raise PlanError('%s is not a k3s token: it holds white space or control characters inside (k3s tokens are '
                         'printable ASCII without spaces). Check where it comes from.' % where)
-    if not token.startswith(TOKEN_PREFIX) or '::' not in token:
+    if not token.startswith(TOKEN_PREFIX):
+        if _BOOTSTRAP.fullmatch(token):
+            return Token('', token.split('.')[0], token)
         return Token('', '', token)
-    ca_hash, dummy, credentials = token[len(TOKEN_PREFIX):].partition('::')
-    user, sep, password = credentials.partition(':')
-    if not _HEX.fullmatch(ca_hash) or not sep or not password:
-        raise PlanError('%s starts like a full k3s token (K10<CA hash>::<user>:<password>) but is not one. Give the token '
-                        'as the server wrote it (<data-dir>/server/token) or the bare password.' % where)
+    rest = token[len(TOKEN_PREFIX):]
+    ca_hash, sep, credentials = rest.partition('::')
+    if not sep:
+        ca_hash, credentials = '', rest
+    full = ('%s starts with K10, so k3s reads it as a full token (K10<CA hash>::<user>:<password>), but it is not one: '
+            % where)
+    if ca_hash and len(ca_hash) != CA_HASH_LENGTH:
+        raise PlanError(full + 'its CA hash has %d characters, not the %d hex digits of a sha256 (k3s: "invalid token CA '
+                        'hash length"). Give the token as the server wrote it (<data-dir>/server/token) or the bare '
+                        'password.' % (len(ca_hash), CA_HASH_LENGTH))
+    if ca_hash and not _HEX.fullmatch(ca_hash):
+        raise PlanError(full + 'its CA hash is not hex digits (a sha256 of the cluster CA). Give the token as the server '
+                        'wrote it (<data-dir>/server/token) or the bare password.')
+    if _BOOTSTRAP.fullmatch(credentials):
+        return Token(ca_hash, credentials.split('.')[0], credentials)
+    user, colon, password = credentials.partition(':')
+    if not colon or not password:
+        raise PlanError(full + '%s (k3s: "invalid token format"). Give the token as the server wrote it '
+                        '(<data-dir>/server/token) or the bare password.'
+                        % ('it has no "::" after the CA hash and no <user>:<password>' if not sep
+                           else 'there is no <user>:<password> after "::"'))
     return Token(ca_hash, user, password)
 
 
@@ -94,7 +122,7 @@ def plan(view, params):
     warnings = []
     after = (params['token'].strip() + '\n').encode('ascii')
     if before is None:
-        return TokenPlan([Change(path, None, after, mode=0o600, owner='root', group='root')], facts)
+        return TokenPlan([Change(path, None, after, mode=0o600, owner='root', group='root', secret=True)], facts)
     try:
         old = parse(before.decode('ascii'), path)
     except (UnicodeDecodeError, PlanError):
@@ -109,8 +137,7 @@ def plan(view, params):
                         'token this run was given (k3s_server_token, k3s_agent_token, or the first server\'s).'
                         % (path, what), path=path)
     facts['replaced'] = True
-    warnings.extend(_mode_warnings(view, path))
-    return TokenPlan([Change(path, before, after)], facts, warnings)
+    return TokenPlan([Change(path, before, after, mode=0o600, secret=True)], facts, warnings)
 
 
 def plan_absent(view, params):
@@ -140,7 +167,7 @@ def plan_absent(view, params):
             what = 'a different token (%s)' % _difference(old, given)
             raise PlanError('%s holds %s than the one given, so it is not the file this cluster\'s run wrote; nothing was '
                             'removed. Check the token given, or remove the file by hand.' % (path, what), path=path)
-    return TokenPlan([Change(path, before, None)], facts)
+    return TokenPlan([Change(path, before, None, secret=True)], facts)
 
 
 def _difference(old, new):
@@ -150,7 +177,13 @@ def _difference(old, new):
 
 
 def _mode_warnings(view, path):
-    mode = view.mode(path)
-    if mode is not None and mode & 0o077:
-        return ['%s has mode %04o: it holds the cluster token; make it 0600 (chmod 600 %s).' % (path, mode, path)]
+    """A warning for a token file, left as it is (it holds the same token), that others may read or that is not root's:
+    a run that writes it makes it 0600 and root's."""
+    st = view.stat(path)
+    if st is None:
+        return []
+    mode = st.st_mode & 0o7777
+    if mode & 0o077 or st.st_uid != 0:
+        return ['%s has mode %04o and owner uid %d: it holds the cluster token; make it 0600 and root\'s (chmod 600 %s; '
+                'chown root: %s).' % (path, mode, st.st_uid, path, path)]
     return []

@@ -32,6 +32,7 @@ import errno
 import os
 import signal
 import socket
+import stat
 import subprocess
 import threading
 import time
@@ -44,6 +45,7 @@ RUN_TIMEOUT = 60
 # Seconds between SIGTERM and SIGKILL for a program past its bound.
 TERM_GRACE = 3
 TIMED_OUT = object()  # what a bounded runner returns for a program it had to stop
+O_NOCTTY = getattr(os, 'O_NOCTTY', 0)
 
 
 class ViewError(Exception):
@@ -144,10 +146,25 @@ class View:
         """
         return self._read(path, size)
 
+    def open_regular(self, path):
+        """A binary file object of the regular file ``path`` (symlinks followed); None when it does not exist.
+
+        Opened without blocking (``O_NONBLOCK``: a FIFO planted where a file is expected would otherwise wait for a
+        writer forever, holding the run's locks) and checked with ``fstat`` on what was opened: anything but a
+        regular file (a FIFO, a socket, a device, a directory) is a :class:`ViewError` naming what it is.
+        """
+        try:
+            return open_regular(self.host_path(self.realpath(path)), path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
     def _read(self, path, last):
         """The whole file, or its last ``last`` bytes; None when it does not exist."""
+        f = self.open_regular(path)
+        if f is None:
+            return None
         try:
-            with open(self.host_path(self.realpath(path)), 'rb') as f:
+            with f:
                 if last is None:
                     return f.read()
                 length = os.fstat(f.fileno()).st_size  # 0 for /proc files: those are read whole
@@ -155,10 +172,6 @@ class View:
                     f.seek(length - last)
                 data = f.read()
                 return data[max(0, len(data) - last):]
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except IsADirectoryError:
-            raise ViewError('%s is a directory, not a file' % path)
         except OSError as e:
             raise ViewError('cannot read %s: %s' % (path, e.strerror or e))
 
@@ -518,6 +531,41 @@ class Clock:
 
     def sleep(self, seconds):
         time.sleep(seconds)
+
+
+def open_regular(host, shown=None):
+    """A binary file object of the regular file at the host path ``host`` (links followed), opened without blocking
+    and checked by ``fstat``: a FIFO, socket, device or directory is a :class:`ViewError` naming ``shown`` (default
+    ``host``) and what it is. FileNotFoundError/NotADirectoryError when it does not exist. The one way a file of the
+    node is opened for reading: :meth:`View.open_regular`, and the modules that read a file by its host path
+    (k3s_backup, k3s_restore)."""
+    shown = shown or host
+    try:
+        fd = os.open(host, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | O_NOCTTY)
+    except (FileNotFoundError, NotADirectoryError):
+        raise
+    except OSError as e:
+        raise ViewError('cannot read %s: %s' % (shown, e.strerror or e))
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as e:
+        os.close(fd)
+        raise ViewError('cannot read %s: %s' % (shown, e.strerror or e))
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ViewError('%s is %s, not a regular file; only a regular file is read there. Remove it or give another '
+                        'path' % (shown, file_kind(mode)))
+    return os.fdopen(fd, 'rb')
+
+
+def file_kind(mode):
+    """What a file of ``st_mode`` ``mode`` is, in words (``a FIFO (named pipe)``, ``a directory``...)."""
+    for test, words in ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO (named pipe)'), (stat.S_ISSOCK, 'a socket'),
+                        (stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'),
+                        (stat.S_ISLNK, 'a symbolic link'), (stat.S_ISREG, 'a regular file')):
+        if test(mode):
+            return words
+    return 'a special file'
 
 
 def is_missing(error):

@@ -34,8 +34,8 @@ options:
   path:
     description:
       - The installed binary that k3s (or RKE2) runs from, for example V(/usr/local/bin/k3s).
-      - Its directory (the real one) must be owned by root and not writable by others, and no symbolic link on the way
-        may belong to another user.
+      - Its directory (the real one) and every directory above it must be owned by root and not writable by others (one
+        above it may be sticky, as /tmp), and no symbolic link on the way may belong to another user.
     type: path
     required: true
   src:
@@ -80,7 +80,8 @@ notes:
   - The copy of O(src) to the node (M(ansible.builtin.copy), M(ansible.builtin.get_url) with its checksum) is left to the
     caller; this module only checks and installs it. O(src) stays where it is.
   - A run killed part way leaves O(path) either as it was or the new binary with C(.previous) the old one; a temp file
-    it leaves (C(.<name>.bk3s-*.tmp)) is removed by the next run.
+    it leaves (C(.<name>.bk3s-*.tmp)) is removed by the next run. A write that fails (a full disk, a read-only file
+    system) is an error that says so, with O(path) and C(.previous) as they were.
 seealso:
   - module: baremetal.k3s.k3s_ready
   - module: baremetal.k3s.k3s_info
@@ -176,6 +177,7 @@ def main():
     try:
         binary.validate(params)
         view = _io.node_view(module)
+        binary.check_paths(view, params)  # its own words, before the locks' check of the same rule
         with _io.node_lock(module, paths=[params['path'], binary.previous_path(view, params['path'])]):
             result = binary.apply(module, binary.plan(_io.node_view(module), params))
     except (PlanError, _io.ApplyError) as e:

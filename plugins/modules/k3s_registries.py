@@ -12,14 +12,21 @@ short_description: Write containerd's registry mirrors, auth and TLS to k3s's re
 version_added: 0.1.0
 description:
   - Writes O(mirrors) and O(configs) in k3s's C(registries.yaml) format (k3s and RKE2 read it when their agent starts,
-    servers included), mode 0600, with a marker as its first line that makes the file the collection's.
+    servers included), mode 0600 and owned by root after every write (a file taken over too), with a marker as its
+    first line that makes the file the collection's.
+  - Strings are written so that k3s's YAML reader reads them back exactly (a character outside the Basic Multilingual
+    Plane as itself); the file is read back before it is written, and refused when it would not give k3s the settings
+    given.
+  - A symbolic link on the way to O(path) that is not root's, or a directory on the way that another user may write,
+    is refused before anything is read or written there.
   - Every key is checked against the format k3s reads (k3s drops keys it does not know, so a misspelt one would do
     nothing); registry names, endpoint URLs and file paths are checked before anything is read for writing.
   - The same options give the same bytes (keys sorted, strings double-quoted), so a re-run changes nothing.
   - With no mirrors and no configs, the collection's file is removed and a file the collection did not write is left
     as it is. A file the collection did not write is never written over unless O(take_over=true), which keeps a backup.
   - C(password), C(auth) and C(identity_token) are never shown - not in the result, the diff (which shows
-    C((hidden))), the invocation, warnings or messages.
+    C((hidden)); an operator's file taken over too, whatever the shape of its values), the invocation and its log line
+    on the node, warnings or messages; given where k3s does not read them (under O(mirrors)) they are refused.
   - The module never restarts k3s; RV(changed) tells the caller that the node should be restarted to use the file.
 author:
   - baremetal.k3s contributors (@baremetal)
@@ -115,6 +122,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _registries as registries
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 ARGUMENT_SPEC = dict(
@@ -126,17 +134,20 @@ ARGUMENT_SPEC = dict(
 )
 
 
-class Module(AnsibleModule):
+def hide_secrets(module):
+    """Every secret the options hold, wherever it stands (under mirrors by mistake too), is masked in every output."""
+    registries.collect_secrets([module.params.get('configs'), module.params.get('mirrors')], module.no_log_values)
+
+
+class Module(_secrets.MaskedLog, AnsibleModule):
     """AnsibleModule whose own log line on the node (journal or syslog: "Invoked with ...") masks the secrets too."""
 
-    def _log_invocation(self):
-        registries.collect_secrets(self.params.get('configs'), self.no_log_values)
-        super()._log_invocation()
+    add_secrets = hide_secrets
 
 
 def main():
     module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    registries.collect_secrets(module.params['configs'], module.no_log_values)
+    hide_secrets(module)
     params = dict(module.params, path=module.params['path'] or _platform.get(module.params['platform']).registries_file)
     try:
         result = _io.locked_apply(module, lambda: registries.plan(_io.node_view(module), params, module.no_log_values),

@@ -267,12 +267,10 @@ def hide_secrets(module):
     _secrets.add(module.no_log_values, installer.param_secrets(module.params))
 
 
-class Module(AnsibleModule):
+class Module(_secrets.MaskedLog, AnsibleModule):
     """AnsibleModule whose own log line on the node (journal or syslog: "Invoked with ...") masks the secrets too."""
 
-    def _log_invocation(self):
-        hide_secrets(self)
-        super()._log_invocation()
+    add_secrets = hide_secrets
 
 
 def main():

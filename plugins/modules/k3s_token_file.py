@@ -11,8 +11,12 @@ module: k3s_token_file
 short_description: Give a k3s node its cluster token in a 0600 file, never over a different one
 version_added: 0.1.0
 description:
-  - Writes O(token) to O(path) (the file k3s's C(token-file) option names), mode 0600, owned by root, when the file is
-    missing.
+  - Writes O(token) to O(path) (the file k3s's C(token-file) option names) when the file is missing; the file is mode
+    0600 and owned by root after every write, a replaced one too.
+  - A token k3s's own parser refuses is refused - a C(K10...) token without C(::) and C(<user>:<password>), or with a
+    CA hash that is not the 64 hex digits of a sha256 - rather than written as if it were a bare password.
+  - A symbolic link on the way to O(path) that is not root's, or a directory on the way that another user may write,
+    is refused before anything is read or written there; so is a FIFO or another special file at O(path).
   - A file that already holds the same token is left as it is. The same token is k3s's reading of it - only the
     password authenticates, so C(K10<CA hash>::server:<password>) and the bare C(<password>) are the same token; two
     full tokens with different CA hashes belong to different clusters.

@@ -312,6 +312,25 @@ def table():
         out.append(('binary-%02d' % i, 'a: !!binary %s\n' % s))
         out.append(('binary-literal-%02d' % i, 'a: !!binary |\n  %s\n' % s))
     out.extend(STRUCTURAL)
+    out.extend(emitted())
+    return out
+
+
+# values our writers must write so that go-yaml reads them back exactly (a character outside the Basic Multilingual
+# Plane as itself, YAML's own line breaks and the BOM escaped, indicators and YAML 1.1 words quoted)
+EMITTED = ['p\U0001F600ss', 'caf\u00e9', 'a\u2028b', 'a\u2029b', 'nel\u0085x', 'bom\ufeffx', 'a"b\\c', "it's", 'yes',
+           '0o17', '~', '', '#x', 'a: b', '- x', '*alias', '!tag', '%x', '@x', '`x', '{x}', '[x]', '>x', '|x',
+           '\U0010FFFF', '\ue000', '\ufffd', ' lead', 'trail ']
+
+
+def emitted():
+    """(id, text) of files the collection's writers render (k3s_registries' registries.yaml) with hostile values."""
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _registries  # pylint: disable=import-outside-toplevel
+    out = []
+    for i, value in enumerate(EMITTED):
+        configs = {'registry.example:5000': {'auth': {'username': 'u' + value, 'password': value or 'x'}}}
+        mirrors = {'docker.io': {'endpoint': ['https://r.example:5000'], 'rewrite': {'^(.*)$': value}}}
+        out.append(('emitted-registries-%02d %r' % (i, value), _registries.render(mirrors, configs).decode('utf-8')))
     return out
 
 

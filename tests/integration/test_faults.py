@@ -34,11 +34,12 @@ import time
 
 import pytest
 
-from ansible_collections.baremetal.k3s.plugins.module_utils import _backup, _binary, _io, _lock, _restore
+from ansible_collections.baremetal.k3s.plugins.module_utils import _backup, _binary, _io, _killall, _lock, _restore
 from ansible_collections.baremetal.k3s.plugins.modules import (
     k3s_binary,
     k3s_config_file,
     k3s_backup,
+    k3s_killall,
     k3s_manifests,
     k3s_restore,
     k3s_service,
@@ -61,6 +62,7 @@ IO_FILE = os.path.realpath(_io.__file__).replace('.pyc', '.py')
 BACKUP_FILE = os.path.realpath(_backup.__file__).replace('.pyc', '.py')
 RESTORE_FILE = os.path.realpath(_restore.__file__).replace('.pyc', '.py')
 BINARY_FILE = os.path.realpath(_binary.__file__).replace('.pyc', '.py')
+KILLALL_FILE = os.path.realpath(_killall.__file__).replace('.pyc', '.py')
 SCHED = '--kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml'
 OWN_CONFIG = '/etc/rancher/k3s/config.yaml.d/99-baremetal-k3s-scheduler.yaml'
 
@@ -310,8 +312,9 @@ def _rollback_discard(node):
 
 
 def _token_file(node):
-    node.write('/var/lib/rancher/k3s/server/token', 'K10abc::server:old\n', 0o600)
-    return k3s_token_file, {'path': '/etc/rancher/k3s/cluster-token', 'token': 'K10abc::server:new'}, \
+    node.write('/var/lib/rancher/k3s/server/token', 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:old\n', 0o600)
+    return k3s_token_file, {'path': '/etc/rancher/k3s/cluster-token',
+                            'token': 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:new'}, \
         ['/etc/rancher/k3s/cluster-token']
 
 
@@ -331,8 +334,23 @@ def _registries_change(node):  # pylint: disable=unused-argument
         [REGISTRIES]
 
 
+def _token_file_replace(node):
+    """A token rotation over a file another user could read: the new token lands 0600 and root's, or the old stays."""
+    node.write('/etc/rancher/k3s/cluster-token', 'K10abc0000000000000000000000000000000000000000000000000000000000000'
+                                                 '::server:old\n', 0o644)
+    return k3s_token_file, {'path': '/etc/rancher/k3s/cluster-token', 'token': 'K10abc00000000000000000000000000000000'
+                            '00000000000000000000000000000::server:new', 'replace': True}, ['/etc/rancher/k3s/cluster-token']
+
+
+def _registries_take_over(node):
+    """An operator's registries.yaml taken over (kept as a backup), its passwords now in a 0600 file of root's."""
+    node.write(REGISTRIES, 'configs:\n  registry.example:5000:\n    auth:\n      password: >-\n        op\n', 0o644)
+    return k3s_registries, {'mirrors': MIRROR, 'configs': {'registry.example:5000': {
+        'auth': {'username': 'puller', 'password': 'p@ss'}}}, 'take_over': True}, [REGISTRIES]
+
+
 def _token_file_absent(node):
-    node.write('/etc/rancher/k3s/cluster-token', 'K10abc::server:old\n', 0o600)
+    node.write('/etc/rancher/k3s/cluster-token', 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:old\n', 0o600)
     return k3s_token_file, {'path': '/etc/rancher/k3s/cluster-token', 'state': 'absent'}, \
         ['/etc/rancher/k3s/cluster-token']
 
@@ -343,6 +361,8 @@ CASES = {
     'k3s_token_file/absent': _token_file_absent,
     'k3s_registries/new': _registries_new,
     'k3s_registries/change': _registries_change,
+    'k3s_registries/take_over': _registries_take_over,
+    'k3s_token_file/replace': _token_file_replace,
     'k3s_service_arg/config': _service_arg_config,
     'k3s_service_arg/unit': _service_arg_unit,
     'k3s_service_arg/absent': _service_arg_absent,
@@ -407,6 +427,9 @@ def test_killed_at_random_points(tmp_path, case):
         failed, result = _run(module, args)
         assert not failed, result
         assert _state(node, paths) == new
+        for p in paths:  # a file that holds a secret is 0600 and root's after the run that completes
+            if module in (k3s_token_file, k3s_registries) and node.exists(p):
+                assert node.mode(p) == 0o600 and os.stat(node.p(p)).st_uid == 0, (case, trial, p)
         dirs = {os.path.dirname(p) for p in paths}
         assert _ours(node, dirs) == [], '%s trial %d (seed %s): stray files %s' % (case, trial, SEED, _ours(node, dirs))
         assert _lock_files(node, paths) == [], '%s trial %d (seed %s): lock files left' % (case, trial, SEED)
@@ -854,4 +877,121 @@ def test_binary_killed_at_random_points(tmp_path):
         assert _ours(node, ['/usr/local/bin']) == [], '%s: temp files left' % where
         assert _lock_files(node, [BIN, BIN + '.previous']) == [], '%s: lock files left' % where
     print('k3s_binary: %d kills over %d lines of the write path (seed %s): %s; path never torn or missing'
+          % (TRIALS, total, SEED, outcomes))
+
+
+# -- k3s_killall: what a stopped k3s left, taken down step by step (processes, mounts, namespaces, links, rules) -------
+# Killed at random lines of _killall.py: every thing it takes down is either still there or gone (never half: the
+# rules are the old or the new text), nothing of the operator's is touched, and the next run takes down the rest.
+KILL_DATA = '/var/lib/rancher/k3s'
+KILL_SHIM = KILL_DATA + '/data/2a9c/bin/containerd-shim-runc-v2'
+KILL_MOUNTS = ['/', '/mnt/keep', KILL_DATA, KILL_DATA + '/storage',
+               '/run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/77aa/rootfs',
+               '/run/k3s/containerd/io.containerd.grpc.v1.cri/sandboxes/5f1e/shm',
+               '/var/lib/kubelet/pods/0b7e/volumes/kubernetes.io~projected/kube-api-access-x', '/run/netns/cni-11aa']
+KILL_RULES = ('*filter\n:INPUT ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A INPUT -j KUBE-SERVICES\n'
+              '-A INPUT -s 10.9.0.0/16 -j ACCEPT\n-A FORWARD -i flannel.1 -j ACCEPT\n-A FORWARD -o cni0 -j CNI-FORWARD\n'
+              'COMMIT\n')
+IPTABLES = '/var/lib/fake-iptables/rules'
+
+
+def _killall_node(node):
+    """A node whose k3s just stopped, every command acting on the tree (so a killed run leaves what it did there)."""
+    node.process(1, ['/sbin/init'], ppid=0)
+    node.process(4100, [KILL_SHIM, '-namespace', 'k8s.io', '-id', '77aa'], ppid=1)
+    node.process(4101, ['/pause'], ppid=4100)
+    node.process(4102, ['nginx: master process'], ppid=4100)
+    node.process(4300, ['sleep', '3600'], ppid=1)  # the operator's
+    node.write('/proc/self/mountinfo', ''.join('%d 1 0:%d / %s rw - tmpfs tmpfs rw\n' % (30 + i, 40 + i, p)
+                                               for i, p in enumerate(KILL_MOUNTS)))
+    for name in ('cni0', 'flannel.1', 'veth3c41', 'eth0'):
+        node.makedirs('/sys/class/net/' + name)
+    node.symlink('../cni0', '/sys/class/net/veth3c41/master')
+    node.write('/run/netns/cni-11aa', '')
+    node.write('/run/netns/operator', '')
+    node.makedirs(KILL_MOUNTS[5])
+    node.write(IPTABLES, KILL_RULES)
+
+    def kill(pid, sig):  # pylint: disable=unused-argument
+        for name in ('stat', 'cmdline'):
+            if node.exists('/proc/%d/%s' % (pid, name)):
+                node.unlink('/proc/%d/%s' % (pid, name))
+    _killall.KILL = kill
+
+    def replace(path, data):  # as the kernel commits a change: whole or not at all
+        node.write(path + '.new', data)
+        os.replace(node.p(path + '.new'), node.p(path))
+
+    def umount(argv, stdin=None):  # pylint: disable=unused-argument
+        lines = node.read('/proc/self/mountinfo').decode().splitlines(True)
+        replace('/proc/self/mountinfo', ''.join(line for line in lines if line.split(' ')[4] != argv[1]))
+        return 0, '', ''
+
+    def ip(argv, stdin=None):  # pylint: disable=unused-argument
+        if argv[1:3] == ['netns', 'delete']:
+            node.unlink('/run/netns/' + argv[3])
+        elif argv[1:3] == ['link', 'delete']:
+            for leftover in node.listdir('/sys/class/net/' + argv[3]):
+                node.unlink('/sys/class/net/%s/%s' % (argv[3], leftover))
+            os.rmdir(node.p('/sys/class/net/' + argv[3]))
+        return 0, '', ''
+
+    def rmdir(argv, stdin=None):  # pylint: disable=unused-argument
+        os.rmdir(node.p(argv[1]))
+        return 0, '', ''
+
+    def save(argv, stdin=None):  # pylint: disable=unused-argument
+        return 0, node.read(IPTABLES).decode(), ''
+
+    def restore(argv, stdin):  # pylint: disable=unused-argument
+        replace(IPTABLES, stdin)
+        return 0, '', ''
+    node.commands.update({'umount': umount, 'ip': ip, 'rmdir': rmdir, 'iptables-save': save, 'iptables-restore': restore})
+    return {'data_dir': KILL_DATA, 'iptables': True}
+
+
+def _killall_state(node):
+    """What is there of each kind: processes, mount points, namespaces, links, the rules' text."""
+    return {'procs': sorted(int(n) for n in node.listdir('/proc') if n.isdigit() and node.exists('/proc/%s/stat' % n)),
+            'mounts': sorted(_killall.mount_points(node.read('/proc/self/mountinfo').decode())),
+            'netns': node.listdir('/run/netns'), 'links': node.listdir('/sys/class/net'),
+            'rules': node.read(IPTABLES).decode()}
+
+
+@pytest.fixture(name='killall_kill')
+def fixture_killall_kill():
+    """_killall.KILL (the fake node's kill function, set by _killall_node) back to None after the test."""
+    yield
+    _killall.KILL = None
+
+
+def test_killall_killed_at_random_points(tmp_path, killall_kill):  # pylint: disable=unused-argument
+    rng = random.Random('%s-k3s_killall' % SEED)
+    ref = _node(tmp_path / 'ref')
+    args = _killall_node(ref)
+    old = _killall_state(ref)
+    counter = [0]
+    failed, result = _run(k3s_killall, args, counter=counter, traced=(KILLALL_FILE,))
+    assert not failed and result['changed'], result
+    new = _killall_state(ref)
+    assert new['procs'] == [1, 4300] and new['netns'] == ['operator'] and new['links'] == ['eth0']
+    assert 'KUBE-' not in new['rules'] and '10.9.0.0/16' in new['rules']
+    total = counter[0]
+    outcomes = {'none': 0, 'some': 0, 'all': 0}
+    for trial in range(TRIALS):
+        node = _node(tmp_path / ('t%d' % trial))
+        args = _killall_node(node)
+        kill_at = rng.randint(1, total)
+        status, dummy = _wait(*_child(lambda: _run(k3s_killall, args, kill_at=kill_at, traced=(KILLALL_FILE,))))
+        where = 'k3s_killall trial %d (seed %s, killed at line %d of %d)' % (trial, SEED, kill_at, total)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, where + ': not killed'
+        after = _killall_state(node)
+        for kind in ('procs', 'mounts', 'netns', 'links'):  # each thing still there or gone, the operator's all there
+            assert set(new[kind]) <= set(after[kind]) <= set(old[kind]), '%s: %s %s' % (where, kind, after[kind])
+        assert after['rules'] in (old['rules'], new['rules']), '%s: the rules are neither old nor new' % where
+        outcomes['none' if after == old else 'all' if after == new else 'some'] += 1
+        failed, result = _run(k3s_killall, args)
+        assert not failed, '%s: the next run failed: %s' % (where, result)
+        assert _killall_state(node) == new, where
+    print('k3s_killall: %d kills over %d lines of its steps (seed %s): %s; nothing half done, the next run finished'
           % (TRIALS, total, SEED, outcomes))

@@ -300,7 +300,9 @@ def run_oracle(binary, cases):
     if out.returncode != 0:
         raise AssertionError('the oracle failed: %s' % out.stderr.decode('utf-8', 'replace'))
     results = {}
-    for line in out.stdout.decode('utf-8').splitlines():
+    for line in out.stdout.decode('utf-8').split('\n'):  # not splitlines(): a value may hold U+0085 or U+2028 raw
+        if not line:
+            continue
         obj = json.loads(line)
         results[obj['id']] = obj
     return results

@@ -21,6 +21,8 @@ import pytest
 SHA = 'ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789'
 OTHER = '1' * 64
 CHECKSUMS = ('%s  k3s-airgap-images-amd64.tar.zst\n%s *k3s\n%s  k3s-arm64\n' % (OTHER, SHA, OTHER)).encode()
+ARM = '2' * 64
+MULTI = ('%s  amd64/k3s\n%s  arm64/k3s\n' % (SHA, ARM)).encode()  # one file for every architecture, as a mirror keeps it
 
 PLAYBOOK = """
 - hosts: localhost
@@ -45,6 +47,8 @@ PLAYBOOK = """
 def fixture_mirror(tmp_path_factory):
     root = tmp_path_factory.mktemp('mirror')
     (root / 'sha256sum-amd64.txt').write_bytes(CHECKSUMS)
+    (root / 'sha256sum.txt').write_bytes(MULTI)
+    (root / 'sha256sum-ambiguous.txt').write_bytes(CHECKSUMS + ('%s  k3s\n' % OTHER).encode())
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -94,7 +98,24 @@ def test_a_checksums_file_without_the_binary_is_refused(tmp_path, collections_pa
     rc, failed, shown = _run(tmp_path, collections_path, k3s_node_binary_sha256='',
                              k3s_node_binary_url=mirror + '/k3s-armhf', k3s_node_checksums_url=mirror + '/sha256sum-amd64.txt')
     assert rc != 0 and not shown and len(failed) == 1, (rc, failed, shown)
-    assert 'has no sha256' in failed[0] and '"k3s-armhf"' in failed[0], failed
+    assert 'has no sha256 for k3s-armhf' in failed[0] and 'Nothing was changed' in failed[0], failed
+
+
+# family: checksums files as sha256sum writes them
+@pytest.mark.parametrize('arch, want', [('arm64', ARM), ('amd64', SHA.lower())])
+def test_checksums_the_file_the_url_names_not_the_first_with_its_last_name(tmp_path, collections_path, mirror, arch, want):
+    rc, failed, shown = _run(tmp_path, collections_path, k3s_node_binary_sha256='',
+                             k3s_node_binary_url='%s/v1.36.3/%s/k3s' % (mirror, arch),
+                             k3s_node_checksums_url=mirror + '/sha256sum.txt')
+    assert rc == 0 and not failed and shown == [want], (rc, failed, shown)
+
+
+def test_checksums_a_file_with_two_sha256_for_the_binary_is_refused(tmp_path, collections_path, mirror):
+    rc, failed, shown = _run(tmp_path, collections_path, k3s_node_binary_sha256='',
+                             k3s_node_binary_url=mirror + '/k3s', k3s_node_checksums_url=mirror + '/sha256sum-ambiguous.txt')
+    assert rc != 0 and not shown and len(failed) == 1, (rc, failed, shown)
+    assert 'is ambiguous' in failed[0] and SHA.lower() in failed[0] and OTHER in failed[0], failed
+    assert 'Nothing was changed' in failed[0], failed
 
 
 def test_a_mirror_that_does_not_answer_is_refused_clearly(tmp_path, collections_path, mirror):

@@ -214,7 +214,8 @@ def test_a_failed_write_puts_back_the_files_already_written(module, tmp_path, mo
     plan = Plan([Change(str(first), b'old\n', b'new\n'), Change(created, None, b'c\n'), Change(full, None, b'x\n')])
     with pytest.raises(_io.ApplyError) as e:
         _apply(module, plan)
-    assert e.value.msg.startswith('could not write %s: No space left on device. The files written before it were put back.' % full)
+    assert e.value.msg.startswith('could not write %s: No space left on device (the file system is full: free some space on '
+                                  'it). The files written before it were put back.' % full)
     assert first.read_bytes() == b'old\n'
     assert sorted(os.listdir(tmp_path)) == ['first']  # no temp file, nothing created
 

@@ -27,10 +27,13 @@ from ansible_collections.baremetal.k3s.tests.unit.plugins.module_utils.test__bac
 NOW = 1769311200  # 2026-01-25T03:20:00Z
 HOST = 'server-1'
 DATA = '/var/lib/rancher/k3s'
-TOKEN = 'K10abc::server:Zq7secretX9w'
+TOKEN = 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:Zq7secretX9w'
 SNAP = 'k3s-backup-server-1-server-1-1769311100'
 DONE = ('time="2026-01-25T03:21:00Z" level=info msg="Managed etcd cluster membership has been reset, restart without '
         '--cluster-reset flag now. Backup and delete ${datadir}/server/db on each peer etcd server and rejoin the nodes"')
+
+CA_ABC = 'abc' + '0' * 61  # a CA hash as k3s's token parser takes it: 64 hex digits
+CA_FFF = 'fff' + '0' * 61
 
 
 def snapshot_bytes(size=1024):
@@ -220,7 +223,7 @@ def test_inspect_reads_an_etcd_archive(etcd):
 def test_etcd_restore_places_the_snapshot_and_runs_k3s_cluster_reset(etcd):
     archive = etcd_archive(etcd)
     before_db = files(host_path(etcd, DATA + '/server/db'))
-    write(etcd, DATA + '/server/token', 'K10abc::server:rotated\n')
+    write(etcd, DATA + '/server/token', 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:rotated\n')
     k3s = FakeK3s(etcd)
     secrets = set()
     out = restore.restore(restore_facts(etcd, archive), hp(etcd), run=k3s, found=secrets)
@@ -241,7 +244,7 @@ def test_etcd_restore_places_the_snapshot_and_runs_k3s_cluster_reset(etcd):
     assert out['db_aside'] == DATA + '/server/db.before-restore-20260125T032100Z'
     assert files(host_path(etcd, out['db_aside'])) == before_db
     assert read(etcd, DATA + '/server/token') == (TOKEN + '\n').encode()
-    assert read(etcd, out['token_aside']) == b'K10abc::server:rotated\n'
+    assert read(etcd, out['token_aside']) == b'K10abc0000000000000000000000000000000000000000000000000000000000000::server:rotated\n'
 
 
 def test_a_rebuilt_node_without_server_db_is_restored_too(etcd):
@@ -260,7 +263,7 @@ def test_a_rebuilt_node_without_server_db_is_restored_too(etcd):
 ])
 def test_a_failed_reset_puts_the_server_back_as_it_was(etcd, rc, output, why):
     archive = etcd_archive(etcd)
-    write(etcd, DATA + '/server/token', 'K10abc::server:rotated\n')
+    write(etcd, DATA + '/server/token', 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:rotated\n')
     before = files(host_path(etcd, DATA))
     k3s = FakeK3s(etcd, rc=rc, output=output + '\nmsg="--token=%s"' % TOKEN)
     with pytest.raises(backup.BackupError) as e:
@@ -280,10 +283,11 @@ def test_a_token_file_with_another_token_is_refused_before_anything_changes(etcd
     before = files(etcd)
     k3s = FakeK3s(etcd)
     for tokens, message in (
-            ([('its token file /etc/rancher/k3s/cluster-token (token-file)', 'K10abc::server:other\n')],
+            ([('its token file /etc/rancher/k3s/cluster-token (token-file)', 'K10%s::server:other\n' % CA_ABC)],
              'takes its token from its token file /etc/rancher/k3s/cluster-token'),
             ([('its token file /etc/rancher/k3s/cluster-token (token-file)', None)], 'which does not exist'),
-            ([('its token option (token, -t or K3S_TOKEN)', 'K10fff::server:Zq7secretX9w')], 'not the token of the cluster')):
+            ([('its token option (token, -t or K3S_TOKEN)', 'K10%s::server:Zq7secretX9w' % CA_FFF)],
+             'not the token of the cluster')):
         with pytest.raises(backup.BackupError, match='Nothing was changed') as e:
             restore.restore(restore_facts(etcd, archive, tokens), hp(etcd), run=k3s)
         assert message in e.value.msg
@@ -310,7 +314,7 @@ def test_archives_and_servers_of_the_other_datastore_are_refused(etcd, tmp_path)
 
 def test_a_sqlite_archive_is_refused_on_an_etcd_server(etcd, tmp_path):
     sqlite_archive = tar_of(host_path(etcd, '/var/backups/s.tar.gz'),
-                            [('server/db/state.db', b'x'), ('server/token', b'K10abc::server:Zq7secretX9w\n')])
+                            [('server/db/state.db', b'x'), ('server/token', b'K10' + CA_ABC.encode() + b'::server:Zq7secretX9w\n')])
     digest = backup.file_sha256(sqlite_archive)
     facts = restore.plan(view_of(etcd), {'archive': '/var/backups/s.tar.gz', 'sha256': digest, 'service': ''}, now=NOW).facts
     before = files(etcd)

@@ -188,14 +188,14 @@ def test_wrong_sha256_is_refused(bins):
 
 def test_src_changed_while_copied_is_refused(bins, monkeypatch):
     old, dummy = install(bins)
-    real_stage = _binary._stage
+    real_copier = _binary._copier
 
-    def swapped(source, target, want):
+    def swapped(source, want):
         if source.endswith('k3s-new'):
             with open(source, 'ab') as f:
                 f.write(b'# appended\n')
-        return real_stage(source, target, want)
-    monkeypatch.setattr(_binary, '_stage', swapped)
+        return real_copier(source, want)
+    monkeypatch.setattr(_binary, '_copier', swapped)
     msg = module_fail(k3s_binary, args(bins))
     assert msg.startswith('%s changed while it was copied' % SRC), msg
     assert bins.read(K3S) == old and not bins.exists(PREV) and bins.listdir('/usr/local/bin') == ['k3s']
@@ -212,8 +212,8 @@ def test_a_failed_final_rename_leaves_path_and_previous_as_they_were(bins, monke
         return real_rename(a, b)
     monkeypatch.setattr(os, 'rename', rename)
     msg = module_fail(k3s_binary, args(bins))
-    assert msg == ('could not put %s in place at %s: No space left on device; %s is as it was, nothing was changed.'
-                   % (SRC, K3S, K3S)), msg
+    assert msg == ('could not put %s in place at %s: No space left on device (the file system is full: free some space '
+                   'on it); %s is as it was, nothing was changed.' % (SRC, K3S, K3S)), msg
     assert bins.read(K3S) == old and bins.read(PREV) == older
     assert bins.listdir('/usr/local/bin') == ['k3s', 'k3s.previous']
 

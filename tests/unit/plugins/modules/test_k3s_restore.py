@@ -87,7 +87,7 @@ def test_missing_archive_is_refused(node):
 
 # -- embedded etcd -------------------------------------------------------------------------------------------------
 SECRET = 'Zq7restoreX9w'
-TOKEN = 'K10abc::server:' + SECRET
+TOKEN = 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:' + SECRET
 DONE = 'level=info msg="Managed etcd cluster membership has been reset, restart without --cluster-reset flag now."'
 
 
@@ -153,7 +153,7 @@ def test_etcd_restore_fails_and_puts_back_when_k3s_does(node, monkeypatch):
 
 def test_etcd_restore_refuses_a_token_file_of_another_cluster(node, monkeypatch):
     archive = etcd_backed_up(node)
-    node.write('/etc/rancher/k3s/cluster-token', 'K10abc::server:another\n', 0o600)
+    node.write('/etc/rancher/k3s/cluster-token', 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:another\n', 0o600)
     monkeypatch.setattr(_restore, 'run_foreground', side_effect_error)
     before = node.tree()
     failed = module_fail(k3s_restore, {'archive': archive['archive']})

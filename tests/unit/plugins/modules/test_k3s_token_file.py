@@ -63,7 +63,7 @@ def test_replace_writes_it_without_showing_either(node):
     r = module_ok(k3s_token_file, {'path': PATH, 'token': FULL, 'replace': True}, diff=True)
     assert r['changed'] and r['replaced'] and node.read(PATH) == (FULL + '\n').encode()
     assert r['diff'][0]['before'] == r['diff'][0]['after'] == '(a token, hidden)\n'
-    assert any('mode 0644' in w for w in r['warnings'])
+    assert node.mode(PATH) == 0o600 and not r.get('warnings')  # the replaced file is the token's: 0600, not 0644
     assert 's3cret' not in json.dumps(r) and 'other-pass' not in json.dumps(r)
 
 
@@ -72,8 +72,12 @@ def test_replace_writes_it_without_showing_either(node):
     ('  \n', 'is empty'),
     ('two words', 'white space or control characters'),
     ('line\nbreak', 'white space or control characters'),
-    ('K10zz::server:pw', 'starts like a full k3s token'),
-    ('K10%s::server:' % HASH, 'starts like a full k3s token'),
+    ('K10zz::server:pw', 'its CA hash has 2 characters, not the 64 hex digits'),
+    ('K10%s::server:' % HASH, 'there is no <user>:<password> after "::"'),
+    ('K10%s::server' % HASH, 'there is no <user>:<password> after "::"'),
+    ('K10abcdef', 'it has no "::" after the CA hash and no <user>:<password>'),
+    ('K10%s::server:pw' % ('g' * 64), 'its CA hash is not hex digits'),
+    ('K10%s::server:pw' % HASH[:63], 'its CA hash has 63 characters'),
 ])
 def test_an_empty_or_malformed_token_is_refused_before_anything_is_written(node, token, words):
     assert words in module_fail(k3s_token_file, {'path': PATH, 'token': token})
