@@ -98,6 +98,6 @@ def test_no_example_shadows_another():
     ({'all': {'children': {'server': {'vars': {'k3s_server_config': {'system-default-registry': 'r:5000'}}}}}}, []),
 ])
 def test_shadowing_is_found(other, expected):
-    quick_start = {'all': {'children': {'server': {'vars': {'k3s_server_config': {'tls-san': ['x']}},
-                                                  'hosts': {'s1': {}}}}}}
+    server = {'vars': {'k3s_server_config': {'tls-san': ['x']}}, 'hosts': {'s1': {}}}
+    quick_start = {'all': {'children': {'server': server}}}
     assert shadowed([(1, quick_start), (2, other)]) == expected
