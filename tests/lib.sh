@@ -100,12 +100,17 @@ bk3s_collections_path() {
 # --privileged, with the capabilities systemd needs. The doubles of tests/kube are
 # mounted read-only where each platform keeps its binaries: BK3S_PLATFORM k3s (default), rke2
 # or kubeadm (kubeadm-init-offline at /opt/bk3s/k3s, for the offline init phases only).
+# BK3S_BARE=1: a bare node, as a fresh OS leaves it (no k3s: the roles copy it in); only kine is
+# mounted, which real k3s embeds and the double runs beside it.
 bk3s_node_run() {  # NAME IMAGE [extra docker run args...]
   local name=$1 image=$2 cmd=/lib/systemd/systemd dir=$BAREMETAL_K3S_KUBE_DIR
   shift 2
   case "$image" in *openrc*) cmd=/sbin/openrc-init ;; esac
   local -a bins
-  case "${BK3S_PLATFORM:-k3s}" in
+  local kind=${BK3S_PLATFORM:-k3s}
+  [ "${BK3S_BARE:-0}" = 1 ] && kind=bare
+  case "$kind" in
+    bare) bins=(-v "$dir/kine:/usr/local/bin/kine:ro") ;;
     rke2) bins=(-v "$dir/k3s:/usr/local/bin/rke2:ro" -v "$dir/kine:/usr/local/bin/kine:ro"
                 -v "$dir/k3s:/var/lib/rancher/rke2/bin/kubectl:ro") ;;
     kubeadm) bins=(-v "$dir/k3s:/usr/bin/kubeadm:ro" -v "$dir/k3s:/usr/bin/kubelet:ro" -v "$dir/k3s:/usr/bin/kubectl:ro"

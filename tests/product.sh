@@ -11,6 +11,10 @@
 #    file the collection touched is byte-identical after uninstall;
 #  - baremetal.k3s.users (keys on the controller through community.crypto, the one declared
 #    dependency) twice, the second changing nothing, and baremetal.k3s.backup fetched and checked;
+#  - the fleet playbooks on the same core, on a server and an agent started bare (tests/demo.sh
+#    BARE=1: the README's air-gapped quick start): baremetal.k3s.site from nothing, again changing
+#    nothing, .upgrade to the double's second version, .backup and .restore (an object written
+#    after the backup gone), .reset of the agent;
 #  - install_csi and status again through ansible-runner (the engine of AWX and Automation
 #    Controller), from a private data dir laid out as AWX lays it out: rc 0, "successful", each
 #    server's results and playbook_on_stats in the event stream, and none of the servers' secrets
@@ -26,7 +30,7 @@ work="$BAREMETAL_K3S_CACHE/product"
 servers=(bk3s-product-server-1 bk3s-product-server-2)
 fail() { echo "product: FAILED: $*" >&2; exit 1; }
 demo() { bash tests/demo.sh "$@"; }
-trap 'demo down >/dev/null 2>&1 || true' EXIT
+trap 'demo down >/dev/null 2>&1 || true; BK3S_FLEET=product-fleet bash tests/demo.sh down >/dev/null 2>&1 || true' EXIT
 
 # The servers' secrets, known to this script alone (not exported: ansible-runner records its
 # environment among its artifacts)
@@ -147,6 +151,62 @@ for f in "$work"/backups/*/k3s-backup-*.sha256; do
 done
 [ "$fetched" = "${#servers[@]}" ] || fail "$fetched backups fetched, not ${#servers[@]}"
 echo "day 2: user product-admin added (second run changed nothing), $fetched backups fetched and checked"
+
+bk3s_log "the fleet playbooks on ansible-core $BK3S_ANSIBLE_CORE_MIN: a server and an agent from bare nodes"
+# The air-gapped quick start's inventory on bare nodes (tests/demo.sh BARE=1): site from nothing,
+# a no-op re-run, an upgrade to the double's second version, a backup restored, the agent reset.
+fleet() { BK3S_FLEET=product-fleet BARE=1 SERVERS=1 AGENTS=1 bash tests/demo.sh "$@"; }
+fleet_server=bk3s-product-fleet-server-1
+fleet_agent=bk3s-product-fleet-agent-1
+fleet_dir="$BAREMETAL_K3S_CACHE/product-fleet"
+fleet_recap() {  # LOG: the PLAY RECAP lines of the fleet's hosts (fails when there are none)
+  grep -E '^bk3s-product-fleet-[^ ]+ +: ok=' "$1" || fail "no PLAY RECAP lines in $1"
+}
+kubelet_versions() {  # the Nodes and their kubeletVersion, as the server's API has them
+  docker exec "$fleet_server" k3s kubectl get nodes \
+    -o 'jsonpath={range .items[*]}{.metadata.name}={.status.nodeInfo.kubeletVersion}{" "}{end}'
+}
+fleet up >"$work/fleet-up.log" 2>&1 || { tail -n 30 "$work/fleet-up.log"; fail "the bare fleet did not start"; }
+tail -n 3 "$work/fleet-up.log"
+for n in "$fleet_server" "$fleet_agent"; do
+  docker exec "$n" test ! -e /usr/local/bin/k3s || fail "$n is not bare: it has /usr/local/bin/k3s"
+done
+
+fleet site | tee "$work/site.log"
+versions=$(kubelet_versions)
+for n in "$fleet_server" "$fleet_agent"; do
+  grep -q "$n=v1.36.3+k3s1" <<<"$versions" || fail "$n is not a Node on v1.36.3+k3s1 after site: $versions"
+done
+fleet site | tee "$work/site2.log"
+fleet_recap "$work/site2.log" | grep -v ' changed=0 ' && fail "the second site run changed something"
+echo "site: a server and an agent from bare nodes ($versions), a re-run changed nothing"
+
+newer=$(cut -d' ' -f1 "$fleet_dir/airgap/k3s-v1.36.4+k3s1.sha256")
+fleet upgrade -e "k3s_upgrade_binary_src=$fleet_dir/airgap/k3s-v1.36.4+k3s1" -e "k3s_upgrade_binary_sha256=$newer" \
+  | tee "$work/upgrade.log"
+versions=$(kubelet_versions)
+for n in "$fleet_server" "$fleet_agent"; do
+  grep -q "$n=v1.36.4+k3s1" <<<"$versions" || fail "$n is not on v1.36.4+k3s1 after the upgrade: $versions"
+done
+echo "upgrade: both nodes on v1.36.4+k3s1"
+
+fleet backup -l "$fleet_server" | tee "$work/fleet-backup.log"
+archive=$(docker exec "$fleet_server" sh -c 'ls /var/backups/k3s/k3s-backup-*.tar.gz' | tail -n 1)
+[ -n "$archive" ] || fail "no archive on $fleet_server after the backup"
+docker exec "$fleet_server" k3s kubectl create configmap product-after-backup >/dev/null
+fleet restore -l "$fleet_server" -e "k3s_backup_restore_archive=$archive" \
+  -e "k3s_backup_restore_confirm=$(basename "$archive")" | tee "$work/restore.log"
+grep -q "restored $archive" "$work/restore.log" || fail "the restore did not report its archive"
+docker exec "$fleet_server" k3s kubectl get configmap product-after-backup >/dev/null 2>&1 \
+  && fail "a ConfigMap written after the backup is still there after the restore"
+echo "restore: $(basename "$archive") put back, an object written after it gone"
+
+fleet reset -l "$fleet_agent" -e "k3s_reset_confirm=$fleet_agent" | tee "$work/reset.log"
+docker exec "$fleet_agent" test ! -e /etc/systemd/system/k3s-agent.service || fail "$fleet_agent keeps its unit after the reset"
+nodes=$(docker exec "$fleet_server" k3s kubectl get nodes -o name)
+grep -q "$fleet_agent" <<<"$nodes" && fail "$fleet_agent is still a Node after the reset: $nodes"
+echo "reset: $fleet_agent drained, deleted from the API and uninstalled"
+fleet down >/dev/null
 
 bk3s_log "as AWX runs it: install_csi and status through ansible-runner"
 runner_venv() {  # sets RUNNER_VENV: ansible-core (the same release as USER_VENV's) and ansible-runner

@@ -18,8 +18,10 @@ take text and do no I/O. Pure standard library; no Ansible import.
 from __future__ import annotations
 
 import os
+import re
 import socket
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _variables
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
 # k3s's published minimum hardware: server 2 cores and 2 GB of RAM, agent 1 core and 512 MB.
@@ -38,6 +40,9 @@ DEFAULT_DATA_DIR = '/var/lib/rancher/k3s'
 TCP_LISTEN = '0A'  # TCP_LISTEN in the st column of /proc/net/tcp
 CGROUP2_CONTROLLERS = '/sys/fs/cgroup/cgroup.controllers'
 PROC_CGROUPS = '/proc/cgroups'
+# A k3s server's token file: K10<sha256 of the cluster CA, hex>::<user>:<password>. The K10 part names the
+# cluster (its CA) and is no secret; the password never leaves the module.
+TOKEN_CLUSTER = re.compile(r'K10[0-9a-f]{64}')
 MEMORY_HINT = ('k3s\'s kubelet needs it: enable it on the kernel command line (Raspberry Pi OS: add cgroup_memory=1 '
                'cgroup_enable=memory to /boot/firmware/cmdline.txt) and reboot')
 
@@ -132,6 +137,28 @@ def disk_free_mb(view, path):
     return st.f_bavail * st.f_frsize // 2 ** 20
 
 
+def cluster_of(token_text):
+    """The cluster a token names: its ``K10<CA hash>`` part, or '' when it has none (a bare password, no file)."""
+    head = (token_text or '').strip().split('::', 1)[0]
+    return head if TOKEN_CLUSTER.fullmatch(head) else ''
+
+
+def datastore(view, data_dir):
+    """What a k3s server keeps under ``data_dir``: {kind: etcd|sqlite|'', path, cluster (of server/token, or '')}."""
+    db = os.path.join(data_dir, 'server', 'db')
+    found = {'kind': '', 'path': '', 'cluster': cluster_of(view.read_text(os.path.join(data_dir, 'server', 'token')))}
+    for kind, path in (('etcd', os.path.join(db, 'etcd')), ('sqlite', os.path.join(db, 'state.db'))):
+        if view.lexists(path):
+            found.update(kind=kind, path=path)
+            break
+    return found
+
+
+def short_cluster(cluster):
+    """A cluster's name as a message shows it: K10 and the first 12 digits of its CA hash."""
+    return cluster[:15] + '...' if cluster else 'unknown: no server/token'
+
+
 # -- the check ----------------------------------------------------------------------------------
 def _int_option(params, key, default):
     value = params.get(key)
@@ -168,6 +195,7 @@ def check(view, params):
         raise PlanError('data_dir %r must be an absolute path' % (data_dir,))
     data_dir = os.path.normpath(data_dir)
     fresh = bool(params.get('fresh'))
+    joins = params.get('joins') or ''
     who = 'a k3s %s' % role
     problems = []
     cpus = _check_cpus(view, min_cpus, who, problems)
@@ -175,6 +203,9 @@ def check(view, params):
     disk_path, free_mb = _check_disk(view, data_dir, min_disk_mb, who, problems)
     groups = _check_cgroup(view, problems)
     in_use = _check_ports(view, ports, fresh, problems)
+    store = _check_datastore(view, data_dir, role, joins, params, problems)
+    unknown = _variables.unknown(params.get('variables') or [])
+    warnings = [w for w in (_variables.warning(unknown), store.pop('warning', '')) if w]
     hostname = view.hostname()
     if problems:
         msg = ('k3s preflight of %s (%s): %d problem%s: %s. Fix them, or lower min_cpus, min_memory_mb or min_disk_mb if '
@@ -189,7 +220,8 @@ def check(view, params):
         'cgroup': {'version': groups['version'], 'memory': groups['memory']},
         'ports': ports, 'ports_in_use': in_use,
         'min_cpus': min_cpus, 'min_memory_mb': min_memory_mb, 'min_disk_mb': min_disk_mb,
-    })
+        'datastore': store, 'unknown_variables': unknown,
+    }, warnings=warnings)
 
 
 def _problem(problems, name, msg):
@@ -254,3 +286,30 @@ def _check_ports(view, ports, fresh, problems):
             _problem(problems, 'ports', 'TCP port %d is already in use (something listens on %s); k3s cannot start while another '
                                         'program holds it' % (port, addresses))
     return in_use
+
+
+DATASTORE_KIND = {'sqlite': 'a SQLite datastore', 'etcd': 'an embedded etcd datastore'}
+
+
+def _check_datastore(view, data_dir, role, joins, params, problems):
+    """The server's datastore; a problem when it holds another cluster than the one it is to join (``joins``).
+
+    ``foreign`` is true for such a datastore: with ``discard_datastore`` the run keeps it aside and joins (a warning
+    says so), without it that is refused. An agent keeps no datastore.
+    """
+    store = datastore(view, data_dir) if role == 'server' else {'kind': '', 'path': '', 'cluster': ''}
+    target = params.get('join_cluster') or ''
+    store['foreign'] = bool(joins and store['kind'] and not (store['cluster'] and store['cluster'] == target))
+    if not store['foreign']:
+        return store
+    what = ('%s (%s, the token of cluster %s)' % (DATASTORE_KIND[store['kind']], store['path'], short_cluster(store['cluster'])))
+    theirs = 'cluster %s' % short_cluster(target) if target else 'a cluster this run starts'
+    if params.get('discard_datastore'):
+        store['warning'] = ('this server holds %s and joins %s (%s) instead: its server/db and server/token are moved '
+                            'aside (discard_datastore), kept and no longer used' % (what, joins, theirs))
+        return store
+    _problem(problems, 'datastore', 'this server holds %s, another cluster than %s (%s) it is to join: joining would leave '
+                                    'that datastore and what ran on it behind. Take this server out of the group, or let it '
+                                    'join with discard_datastore (role k3s_server: k3s_server_join_discard_datastore: true), '
+                                    'which moves its server/db and server/token aside, kept' % (what, joins, theirs))
+    return store

@@ -295,6 +295,19 @@ def owned(data):
     return data is not None and data.split(b'\n', 1)[0].rstrip(b'\r') == MARKER.encode()
 
 
+def tls_files_present(view, configs):
+    """Refuse a TLS file of ``configs`` that is not a file on the node: containerd would fail every pull from that
+    registry (its TLS setup fails), and nothing would say why before then."""
+    for name in sorted(configs, key=str):
+        tls = (configs[name] or {}).get('tls') or {}
+        for key in ('ca_file', 'cert_file', 'key_file'):
+            if key in tls and not view.isfile(tls[key]):
+                raise PlanError('%s %s is %s on this node: containerd would fail every pull from %s. Put the file there '
+                                'first, or fix the path. Nothing was changed.'
+                                % (_where('configs', name, 'tls', key), tls[key],
+                                   'a directory, not a file' if view.isdir(tls[key]) else 'not there', name))
+
+
 def plan(view, params, found=None):
     """The Plan: write our file, leave it, remove it (no settings left), or refuse an operator's file."""
     found = set() if found is None else found
@@ -304,6 +317,7 @@ def plan(view, params, found=None):
     collect_secrets(configs, found)
     collect_secrets(mirrors, found)
     validate(mirrors, configs)
+    tls_files_present(view, configs)
     if view.isdir(path):
         raise PlanError('%s is a directory; give the path of registries.yaml.' % path)
     before = view.read(path)

@@ -72,7 +72,8 @@ NEW_DB_RECORD = 'new-db'  # in a stage directory: device and inode of the staged
 FAILED_INFIX = '.failed-restore-'
 STAGE_PREFIX = '.db.restore-'
 TOKEN_TEMP_PREFIX = '.token.'  # the token's temp files (_io's .token.bk3s-*.tmp; earlier releases' .token.*.tmp)
-STEPS = ('restore', 'rejoin')
+STEPS = ('restore', 'rejoin', 'discard')
+DISCARD_INFIX = '.baremetal-k3s-'  # step discard: a datastore of another cluster kept aside before a server joins
 # k3s's line when --cluster-reset has done its work (pkg/cluster/managed.go), then it exits 0
 RESET_DONE = 'Managed etcd cluster membership has been reset'
 RESET_TIMEOUT = 600
@@ -198,6 +199,8 @@ def plan(view, params, now=None, found=None):
     command = service_command(view, service, found) if service and info.get('installed') else None
     facts['_command'] = command
     facts['_timeout'] = params.get('timeout') or RESET_TIMEOUT
+    if step == 'discard':
+        return Plan(facts=facts)
     if step == 'rejoin':
         if service and not info.get('installed'):
             raise PlanError('no k3s service %s on this server (%s); a rejoin starts it again. Nothing was changed.'
@@ -218,10 +221,14 @@ def _asides(view, step, data_dir, now):
     if view.islink(db_dir) and not view.isdir(real_db):
         raise PlanError('%s is a symbolic link to %s, which is not a directory (its disk not mounted?); nothing was '
                         'changed. Mount it, or fix the link, and run again.' % (db_dir, real_db))
-    asides = {'db': real_db + ASIDE_INFIX + stamp, 'token': os.path.join(server, 'token') + ASIDE_INFIX + stamp,
+    infix = DISCARD_INFIX if step == 'discard' else ASIDE_INFIX
+    asides = {'db': real_db + infix + stamp, 'token': os.path.join(server, 'token') + infix + stamp,
               'failed': real_db + FAILED_INFIX + stamp, 'real_db': real_db}
-    taken = (asides['db'], asides['token'], asides['failed']) if step == 'restore' else \
-        ((asides['db'],) if view.lexists(db_dir) else ())
+    if step == 'restore':
+        taken = (asides['db'], asides['token'], asides['failed'])
+    else:
+        taken = ((asides['db'],) if view.lexists(db_dir) else ()) + \
+            ((asides['token'],) if step == 'discard' and view.lexists(os.path.join(server, 'token')) else ())
     for path in taken:
         if view.lexists(path):
             raise PlanError('%s already exists (a restore within the same second?); nothing was changed. Run again.' % path)
@@ -653,6 +660,31 @@ def rejoin(facts, host_path, check_only=False):
     except OSError as e:
         raise BackupError('moving %s aside failed: %s. Nothing was changed.' % (facts['db_dir'], e.strerror or e))
     facts['db_aside'] = asides['db']
+    return facts
+
+
+def discard(facts, host_path, check_only=False):
+    """Rename server/db and server/token aside (kept, no longer used), so that k3s's next start joins another cluster
+    as a new member instead of running the one this server held. Both or neither: a failure puts back what moved."""
+    facts = dict(facts)
+    asides = facts.pop('_aside')
+    for key in ('_command', '_tokens', '_timeout'):
+        facts.pop(key, None)
+    moves = [(asides.get('real_db') or facts['db_dir'], asides['db'], 'db_aside'), (facts['token'], asides['token'], 'token_aside')]
+    moves = [m for m in moves if os.path.lexists(host_path(m[0]))]
+    if check_only:
+        facts.update((key, dest) for dummy, dest, key in moves)
+        return facts
+    written = _io.Written()
+    try:
+        for path, dest, key in moves:
+            _io.rename_dir(host_path(path), host_path(dest), written, guard=host_path(path))
+            facts[key] = dest
+        if moves and asides.get('real_db', facts['db_dir']) != facts['db_dir']:
+            _io.make_dir(host_path(facts['db_dir']), 0o700)  # server/db stays a link to that disk, to an empty directory
+    except OSError as e:
+        written.put_back()
+        raise BackupError('moving %s aside failed: %s. Nothing was changed.' % (facts['db_dir'], e.strerror or e))
     return facts
 
 

@@ -19,6 +19,12 @@ description:
     collect the problems of every host before it stops.
   - The thresholds follow k3s's published minimum hardware for the O(role) - a server 2 cores and 2 GB of memory, an
     agent 1 core and 512 MB - and can be overridden.
+  - On a server it also reads what it keeps under O(data_dir) - a datastore (C(server/db/etcd), C(server/db/state.db))
+    and the cluster its C(server/token) names - and refuses one that is to join another server's cluster (O(joins))
+    while it holds a cluster of its own, which the join would leave behind, unless O(discard_datastore) allows it.
+  - Names each of O(variables) that starts with the prefix of one of the collection's roles and is no variable of
+    theirs nor of a playbook the collection ships, with the nearest name, in a warning (a misspelt option is otherwise
+    ignored in silence).
   - Never changes the node.
 author:
   - baremetal.k3s contributors (@baremetal)
@@ -76,6 +82,35 @@ options:
       - V(false) - report the problems and succeed.
     type: bool
     default: true
+  joins:
+    description:
+      - The server whose cluster this server is to join (its name, for the message); V('') when it joins none (the
+        first server, or an agent).
+      - A server that joins and holds a datastore of another cluster than O(join_cluster) - or of a cluster it cannot
+        tell, with no C(server/token) - is a problem unless O(discard_datastore).
+    type: str
+    default: ''
+  join_cluster:
+    description:
+      - The cluster O(joins) holds - the C(K10<CA hash>) part of its C(server/token) (RV(datastore.cluster) of this
+        module there); V('') when it holds none yet (a cluster this run starts).
+    type: str
+    default: ''
+  discard_datastore:
+    description:
+      - Let a server that holds another cluster's datastore join O(joins) all the same; RV(datastore.foreign) then tells
+        the caller to move C(server/db) and C(server/token) aside before the join, and a warning says so.
+    type: bool
+    default: false
+  variables:
+    description:
+      - Names of the inventory's variables for this host. Each that starts with a prefix of the collection's roles
+        (C(k3s_server_), C(k3s_agent_), C(k3s_user_), C(k3s_backup_), C(scheduler_extender_), C(k3s_upgrade_),
+        C(k3s_reset_)) and is none of their variables nor of the collection's playbooks is named in a warning with the
+        nearest name (RV(unknown_variables)). Other names are ignored.
+    type: list
+    elements: str
+    default: []
 notes:
   - Everything is read from C(/proc) and C(/sys) - C(/sys/devices/system/cpu/online), C(/proc/cpuinfo), C(/proc/meminfo),
     C(/sys/fs/cgroup/cgroup.controllers) (cgroup v2) or C(/proc/cgroups) (v1), C(/proc/net/tcp) and C(/proc/net/tcp6)
@@ -114,13 +149,13 @@ ok:
   type: bool
   sample: false
 problems:
-  description: Every problem found, in the order of the checks (cpus, memory, disk, cgroup, ports).
+  description: Every problem found, in the order of the checks (cpus, memory, disk, cgroup, ports, datastore).
   returned: always
   type: list
   elements: dict
   contains:
     check:
-      description: V(cpus), V(memory), V(disk), V(cgroup) or V(ports).
+      description: V(cpus), V(memory), V(disk), V(cgroup), V(ports) or V(datastore).
       type: str
     msg:
       description: What is wrong, with the measured value and the threshold.
@@ -210,6 +245,37 @@ min_disk_mb:
   returned: always
   type: int
   sample: 4096
+datastore:
+  description: What a server keeps under O(data_dir) (empty for an agent).
+  returned: always
+  type: dict
+  contains:
+    kind:
+      description: V(etcd) (C(server/db/etcd)), V(sqlite) (C(server/db/state.db)), or empty for none.
+      type: str
+    path:
+      description: The datastore's path; empty for none.
+      type: str
+    cluster:
+      description: The cluster C(server/token) names - its C(K10<CA hash>) part, no secret; empty without that file.
+      type: str
+    foreign:
+      description: Whether the server is to join O(joins) while it holds another cluster's datastore.
+      type: bool
+  sample: {kind: sqlite, path: /var/lib/rancher/k3s/server/db/state.db, cluster: K10f3c5..., foreign: false}
+unknown_variables:
+  description: Each of O(variables) with a role's prefix that the collection does not know, with the nearest name it does.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The variable.
+      type: str
+    nearest:
+      description: The nearest variable of the collection; empty when none is near.
+      type: str
+  sample: [{name: k3s_agent_confg, nearest: k3s_agent_config}]
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -228,6 +294,10 @@ ARGUMENT_SPEC = dict(
     ports=dict(type='list', elements='int'),
     fresh=dict(type='bool', default=False),
     fail=dict(type='bool', default=True),
+    joins=dict(type='str', default=''),
+    join_cluster=dict(type='str', default=''),
+    discard_datastore=dict(type='bool', default=False),
+    variables=dict(type='list', elements='str', default=[]),
 )
 
 

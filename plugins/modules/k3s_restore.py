@@ -96,8 +96,12 @@ options:
       - V(restore) - put the archive back on this server (with embedded etcd - and run k3s's cluster reset).
       - V(rejoin) - on another server of the same embedded etcd cluster, move C(server/db) aside so that its next start
         joins the restored server's cluster; O(archive) is not used.
+      - V(discard) - on a server that holds a datastore of another cluster and is to join one, move C(server/db) and
+        C(server/token) aside as C(server/db.baremetal-k3s-<time>) and C(server/token.baremetal-k3s-<time>) (kept, no
+        longer used), so that its next start joins; O(archive) is not used. The role M(baremetal.k3s.k3s_server) does
+        it with C(k3s_server_join_discard_datastore=true).
     type: str
-    choices: [restore, rejoin]
+    choices: [restore, rejoin, discard]
     default: restore
   require_stopped:
     description:
@@ -300,6 +304,8 @@ def main():
             where = functools.partial(host_path, _io.ROOT)
             if params['step'] == 'rejoin':
                 facts = restore.rejoin(facts, where, check_only=module.check_mode)
+            elif params['step'] == 'discard':
+                facts = restore.discard(facts, where, check_only=module.check_mode)
             else:
                 facts = restore.restore(facts, where, check_only=module.check_mode, found=module.no_log_values)
     except (PlanError, BackupError, _io.ApplyError) as e:
@@ -308,7 +314,7 @@ def main():
         module.fail_json(msg=str(e))
     for key in PRIVATE:
         facts.pop(key, None)
-    changed = bool(facts['db_aside']) if params['step'] == 'rejoin' else True
+    changed = bool(facts['db_aside'] or facts['token_aside']) if params['step'] != 'restore' else True
     module.exit_json(changed=changed, **facts)
 
 

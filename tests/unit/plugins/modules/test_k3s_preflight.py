@@ -300,3 +300,87 @@ def test_unreadable_values_are_problems(node):
 def test_bad_input(node, args, message):
     healthy(node)
     assert module_fail(k3s_preflight, args) == message
+
+
+# -- a server that already holds a cluster, and the typo check -------------------------------------
+CLUSTER_A = 'K10' + 'a' * 64
+CLUSTER_B = 'K10' + 'b' * 64
+DB = '/var/lib/rancher/k3s/server/db'
+
+
+def holding(node, kind, token=CLUSTER_B + '::server:' + 'p' * 32):
+    """A server that ran k3s on a datastore of its own (kind sqlite or etcd), its server/token naming its cluster."""
+    healthy(node)
+    if kind == 'sqlite':
+        node.write(DB + '/state.db', 'SQLite format 3\x00')
+    elif kind == 'etcd':
+        node.write(DB + '/etcd/member/snap/db', 'etcd')
+    if token is not None:
+        node.write('/var/lib/rancher/k3s/server/token', token + '\n')
+    return node
+
+
+@pytest.mark.parametrize('kind, path', [('sqlite', DB + '/state.db'), ('etcd', DB + '/etcd')])
+def test_a_server_of_another_cluster_is_refused_before_it_joins(node, kind, path):
+    holding(node, kind)
+    failed, r = run_module(k3s_preflight, {'joins': 'server-1', 'join_cluster': CLUSTER_A})
+    assert failed and r['msg'].startswith('k3s preflight of node-1 (server): 1 problem: datastore: this server holds')
+    assert r['datastore'] == {'kind': kind, 'path': path, 'cluster': CLUSTER_B, 'foreign': True}
+    assert [p['check'] for p in r['problems']] == ['datastore']
+    msg = r['problems'][0]['msg']
+    assert path in msg and 'K10bbbbbbbbbbbb...' in msg and 'server-1 (cluster K10aaaaaaaaaaaa...)' in msg
+    assert 'k3s_server_join_discard_datastore: true' in msg
+    assert 'p' * 32 not in repr(r)  # the token's password is never returned
+
+
+@pytest.mark.parametrize('params, token', [
+    ({'joins': 'server-1', 'join_cluster': ''}, CLUSTER_B + '::server:pw'),  # the first server starts a new cluster
+    ({'joins': 'server-1', 'join_cluster': CLUSTER_A}, None),  # no server/token: whose datastore cannot be told
+    ({'joins': 'server-1', 'join_cluster': CLUSTER_A}, 'K10short::server:pw'),  # no CA hash to compare
+])
+def test_a_datastore_whose_cluster_is_not_the_joined_one_is_refused(node, params, token):
+    holding(node, 'sqlite', token=token)
+    failed, r = run_module(k3s_preflight, params)
+    assert failed and r['datastore']['foreign'] is True and [p['check'] for p in r['problems']] == ['datastore']
+
+
+@pytest.mark.parametrize('params, kind', [
+    ({'joins': 'server-1', 'join_cluster': CLUSTER_B}, 'etcd'),  # a member already: a re-run
+    ({'joins': '', 'join_cluster': CLUSTER_A}, 'sqlite'),  # the first server keeps its own datastore
+    ({'joins': 'server-1', 'join_cluster': CLUSTER_A}, ''),  # a fresh server: nothing to lose
+    ({'joins': 'server-1', 'join_cluster': CLUSTER_A, 'role': 'agent'}, 'sqlite'),  # an agent keeps no datastore
+])
+def test_servers_that_lose_nothing_pass(node, params, kind):
+    holding(node, kind)
+    r = module_ok(k3s_preflight, params)
+    assert r['ok'] is True and r['datastore']['foreign'] is False and r['warnings'] == []
+
+
+def test_discard_datastore_lets_it_join_and_says_so(node):
+    holding(node, 'sqlite')
+    r = module_ok(k3s_preflight, {'joins': 'server-1', 'join_cluster': CLUSTER_A, 'discard_datastore': True})
+    assert r['ok'] is True and r['datastore']['foreign'] is True
+    assert len(r['warnings']) == 1 and 'moved aside' in r['warnings'][0] and DB + '/state.db' in r['warnings'][0]
+
+
+def test_a_misspelt_variable_is_named_with_the_nearest_option(node):
+    healthy(node)
+    r = module_ok(k3s_preflight, {'variables': ['k3s_agent_confg', 'k3s_agent_config', 'ansible_host', 'k3s_server_zzz_qq',
+                                                'k3s_upgrade_binry_src', 'k3s_agent_confg']})
+    assert r['unknown_variables'] == [
+        {'name': 'k3s_agent_confg', 'nearest': 'k3s_agent_config'},
+        {'name': 'k3s_server_zzz_qq', 'nearest': ''},
+        {'name': 'k3s_upgrade_binry_src', 'nearest': 'k3s_upgrade_binary_src'},
+    ]
+    assert r['warnings'] == [
+        'k3s_agent_confg (did you mean k3s_agent_config?); k3s_server_zzz_qq; k3s_upgrade_binry_src (did you mean '
+        'k3s_upgrade_binary_src?): no role or playbook of baremetal.k3s has these variables, so Ansible ignores them in '
+        'silence; check the spelling']
+    assert r['ok'] is True  # a warning, not a problem
+
+
+def test_known_variables_give_no_warning(node):
+    healthy(node)
+    r = module_ok(k3s_preflight, {'variables': ['k3s_agent_config', 'k3s_server_join_discard_datastore', 'k3s_agent_serial',
+                                                'k3s_reset_confirm', 'scheduler_extender_url', 'k3s_user_name']})
+    assert r['unknown_variables'] == [] and r['warnings'] == []

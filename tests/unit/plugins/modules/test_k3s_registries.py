@@ -34,6 +34,18 @@ CONFIGS = {
 }
 
 
+TLS_FILES = ('/etc/ssl/internal-ca.pem', '/etc/ssl/c.pem', '/etc/ssl/c.key')
+
+
+@pytest.fixture(autouse=True)
+def tls_files(request):
+    """The TLS files CONFIGS names, on the fake node of a test that uses one (they are checked before writing)."""
+    if 'node' in request.fixturenames:
+        fake = request.getfixturevalue('node')
+        for path in TLS_FILES:
+            fake.write(path, '-----BEGIN CERTIFICATE-----\n')
+
+
 def run(**kw):
     args = {'mirrors': MIRRORS, 'configs': CONFIGS}
     args.update(kw)
@@ -131,3 +143,20 @@ def test_bad_input_is_refused_and_changes_nothing(node, mirrors, configs, where,
 def test_check_mode_writes_nothing(node):
     r = module_ok(k3s_registries, {'mirrors': MIRRORS}, check_mode=True)
     assert r['changed'] and not node.exists(PATH)
+
+
+@pytest.mark.parametrize('missing', TLS_FILES)
+def test_a_tls_file_not_on_the_node_is_refused_before_writing(node, missing):
+    node.unlink(missing)
+    before = node.tree()
+    msg = module_fail(k3s_registries, {'mirrors': MIRRORS, 'configs': CONFIGS})
+    assert missing + ' is not there on this node: containerd would fail every pull from' in msg
+    assert 'Nothing was changed' in msg and PASSWORD not in msg and node.tree() == before
+
+
+def test_a_tls_file_that_is_a_directory_is_refused(node):
+    node.unlink('/etc/ssl/internal-ca.pem')
+    node.makedirs('/etc/ssl/internal-ca.pem')
+    msg = module_fail(k3s_registries, {'mirrors': MIRRORS, 'configs': CONFIGS})
+    assert 'configs["registry.example:5000"]["tls"]["ca_file"] /etc/ssl/internal-ca.pem is a directory' in msg
+    assert not node.exists(PATH)

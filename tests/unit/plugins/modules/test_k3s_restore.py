@@ -189,6 +189,27 @@ def test_rejoin_moves_the_datastore_aside_and_names_the_server_it_joins(node):
     assert module_ok(k3s_restore, {'step': 'rejoin'})['changed'] is False  # nothing left to move
 
 
+def test_discard_keeps_another_clusters_datastore_and_token_aside(node):
+    etcd_node(node)  # a server that ran a cluster of its own, to join another one (no server URL needed yet)
+    before = node.tree(DATA + '/server')
+    result = module_ok(k3s_restore, {'step': 'discard'}, check_mode=True)
+    assert result['changed'] and result['db_aside'].startswith(DATA + '/server/db.baremetal-k3s-')
+    assert result['token_aside'].startswith(DATA + '/server/token.baremetal-k3s-') and node.tree(DATA + '/server') == before
+    result = module_ok(k3s_restore, {'step': 'discard'})
+    assert result['changed'] and not node.exists(DATA + '/server/db') and not node.exists(DATA + '/server/token')
+    assert node.read(result['db_aside'] + '/etcd/member/snap/db') == before[DATA + '/server/db/etcd/member/snap/db'][0]
+    assert node.read(result['token_aside']) == (TOKEN + '\n').encode()
+    assert module_ok(k3s_restore, {'step': 'discard'})['changed'] is False  # nothing left to move
+
+
+def test_discard_refuses_while_k3s_runs(node):
+    etcd_node(node)
+    node.service('k3s', pid=4242)
+    before = node.tree()
+    assert 'is running' in module_fail(k3s_restore, {'step': 'discard'})
+    assert node.tree() == before
+
+
 def test_rejoin_refuses_the_server_others_join_through(node):
     etcd_node(node)  # cluster-init, no server URL: without server/db it would start a cluster of its own
     before = node.tree()
