@@ -249,6 +249,14 @@ class View:
             return None
         return [a.decode('utf-8', 'surrogateescape') for a in data.split(b'\0')[:-1]] if data else []
 
+    def exe(self, pid):
+        """The program process ``pid`` runs, as ``/proc/<pid>/exe`` names it (`` (deleted)`` appended when that file
+        was removed or replaced since), None when the process is gone or the link cannot be read."""
+        try:
+            return os.readlink(self.host_path('/proc/%d/exe' % int(pid)))
+        except (OSError, ValueError):
+            return None
+
     def environ(self, pid):
         """The environment process ``pid`` started with (``/proc/<pid>/environ``) as a dict, None when it is gone
         or unreadable. Read-only; later changes the process made to its own environment are not in it."""
