@@ -71,5 +71,7 @@ def fixture_playbook(tmp_path, collections_path):
         # a role's task is named "<role> : <name>": keyed by <name>
         results = {t['task']['name'].split(' : ', 1)[-1]: t['hosts']['localhost'] for p in out['plays']
                    for t in p['tasks'] if 'localhost' in t['hosts']}
-        return proc.returncode, results, proc.stderr
+        failed = ['%s: %s %s' % (name, r.get('msg'), [i.get('msg') for i in r.get('results', []) if i.get('failed')])
+                  for name, r in results.items() if r.get('failed')]
+        return proc.returncode, results, proc.stderr + '\n'.join(failed)
     return run
