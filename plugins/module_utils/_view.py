@@ -44,6 +44,7 @@ RUN_TIMEOUT = 60
 # Seconds between SIGTERM and SIGKILL for a program past its bound.
 TERM_GRACE = 3
 TIMED_OUT = object()  # what a bounded runner returns for a program it had to stop
+FS_IOC_GETFLAGS = 0x80086601  # _IOR('f', 1, long): the inode flags lsattr shows
 
 
 class ViewError(Exception):
@@ -214,6 +215,22 @@ class View:
             return os.statvfs(self.host_path(self.realpath(path)))
         except (OSError, ViewError):
             return None
+
+    def inode_flags(self, path):
+        """The inode flags of ``path`` (symlinks followed), as ``lsattr`` shows them (``FS_IOC_GETFLAGS``: immutable
+        0x10, append-only 0x20); None when it does not exist or its file system keeps none."""
+        import fcntl  # pylint: disable=import-outside-toplevel
+        import struct  # pylint: disable=import-outside-toplevel
+        try:
+            fd = os.open(self.host_path(self.realpath(path)), os.O_RDONLY | os.O_NONBLOCK | getattr(os, 'O_CLOEXEC', 0))
+        except (OSError, ViewError):
+            return None
+        try:
+            return struct.unpack('i', fcntl.ioctl(fd, FS_IOC_GETFLAGS, b'\0' * 8)[:4])[0]
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def writable(self, path):
         """Whether ``path`` (existing or not) could be replaced: the nearest existing directory on its
