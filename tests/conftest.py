@@ -52,8 +52,8 @@ def fixture_collections_path():
 def fixture_playbook(tmp_path, collections_path):
     """Run a playbook's text on localhost (``-c local``, this Python) with extra vars; returns ``(rc, results, stderr)``,
     ``results`` the last result of each task by its name without its role (``ansible.posix.json``), for role-level
-    tests of a task file."""
-    def run(text, extra=None, args=()):
+    tests of a task file. ``prefix``: a command that runs ansible-playbook (its argv appended), e.g. in a mount namespace."""
+    def run(text, extra=None, args=(), prefix=()):
         import json  # pylint: disable=import-outside-toplevel
         import subprocess  # pylint: disable=import-outside-toplevel
         book = tmp_path / 'play.yml'
@@ -61,9 +61,9 @@ def fixture_playbook(tmp_path, collections_path):
         extra = dict({'ansible_python_interpreter': sys.executable}, **(extra or {}))
         env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path, ANSIBLE_STDOUT_CALLBACK='ansible.posix.json',
                    ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_INVENTORY_UNPARSED_WARNING='false', ANSIBLE_NOCOLOR='1')
-        proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,',
-                               '-c', 'local', '-e', json.dumps(extra)] + list(args) + [str(book)],
-                              env=env, capture_output=True, text=True, timeout=300, check=False)
+        argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
+                '-e', json.dumps(extra)] + list(args) + [str(book)]
+        proc = subprocess.run(list(prefix) + argv, env=env, capture_output=True, text=True, timeout=300, check=False)
         try:
             out = json.loads(proc.stdout)
         except ValueError:
