@@ -172,8 +172,8 @@ class FakeNode:
         it (a space in a path as ``\\040``)."""
         lines = ['22 1 0:21 / / rw,relatime shared:1 - overlay overlay rw']
         for n, point in enumerate(points):
-            lines.append('%d 22 8:%d / %s rw,relatime - ext4 /dev/sd%s rw' % (30 + n, n, point.replace(' ', '\\040'),
-                                                                          chr(98 + n)))
+            escaped = point.replace(' ', '\\040')
+            lines.append('%d 22 8:%d / %s rw,relatime - ext4 /dev/sd%s rw' % (30 + n, n, escaped, chr(98 + n)))
         self.write('/proc/self/mountinfo', '\n'.join(lines) + '\n')
 
     def install(self, command='server', args=(), init='systemd', name='', systemd_dir='/etc/systemd/system',
