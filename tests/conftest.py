@@ -46,3 +46,32 @@ collection_farm.make_importable()
 def fixture_collections_path():
     """ANSIBLE_COLLECTIONS_PATH that resolves baremetal.k3s to this checkout."""
     return collection_farm.farm()
+
+
+@pytest.fixture(name='playbook')
+def fixture_playbook(tmp_path, collections_path):
+    """Run a playbook's text on localhost (``-c local``, this Python) with extra vars; returns ``(rc, results, stderr)``,
+    ``results`` the last result of each task by its name without its role (``ansible.posix.json``), for role-level
+    tests of a task file. ``prefix``: a command that runs ansible-playbook (its argv appended), e.g. in a mount namespace."""
+    def run(text, extra=None, args=(), prefix=()):
+        import json  # pylint: disable=import-outside-toplevel
+        import subprocess  # pylint: disable=import-outside-toplevel
+        book = tmp_path / 'play.yml'
+        book.write_text(text)
+        extra = dict({'ansible_python_interpreter': sys.executable}, **(extra or {}))
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path, ANSIBLE_STDOUT_CALLBACK='ansible.posix.json',
+                   ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_INVENTORY_UNPARSED_WARNING='false', ANSIBLE_NOCOLOR='1')
+        argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
+                '-e', json.dumps(extra)] + list(args) + [str(book)]
+        proc = subprocess.run(list(prefix) + argv, env=env, capture_output=True, text=True, timeout=300, check=False)
+        try:
+            out = json.loads(proc.stdout)
+        except ValueError:
+            return proc.returncode, {}, proc.stdout[-2000:] + proc.stderr[-2000:]
+        # a role's task is named "<role> : <name>": keyed by <name>
+        results = {t['task']['name'].split(' : ', 1)[-1]: t['hosts']['localhost'] for p in out['plays']
+                   for t in p['tasks'] if 'localhost' in t['hosts']}
+        failed = ['%s: %s %s' % (name, r.get('msg'), [i.get('msg') for i in r.get('results', []) if i.get('failed')])
+                  for name, r in results.items() if r.get('failed')]
+        return proc.returncode, results, proc.stderr + '\n'.join(failed)
+    return run

@@ -21,6 +21,7 @@ import re
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _pending
 from ansible_collections.baremetal.k3s.plugins.module_utils import _pflag as pflag
 from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
@@ -66,7 +67,8 @@ def _empty(service, hostname, platform=_platform.K3S):
         'config_file': '', 'config_files': [], 'config_dir_writable': False, 'scheduler_args': [],
         'scheduler_config': '', 'scheduler_config_source': '', 'scheduler_ca_file': '', 'version': '',
         'kubernetes_version': '',
-        'active': False, 'main_pid': 0, 'node_name': node,
+        'active': False, 'main_pid': 0, 'node_name': node, 'started_at': '', 'pending': [], 'pending_msg': '',
+        'missing_token_files': [],
         'platform_record': platform.facts(service=services.short_name(service), node=node),
     }
 
@@ -185,6 +187,9 @@ def gather_service(view, service, found=None):
     version, kube_version = binary_version(view, argv[0], warnings)
     active, pid = _running(view, init)
     scheduler_args = [v for v, dummy in effective]
+    # what the running process does not use yet (a run that wrote it and stopped before the restart)
+    stale = _pending.pending(view, pid, _pending.read_at_start(view, init, files, k3s_args, record), argv[0])
+    tokens = _pending.token_files(k3s_args, init.env, record)
 
     result.update({
         'installed': True, 'platform': record['name'], 'init': init.kind, 'service': services.short_name(init.service),
@@ -200,6 +205,10 @@ def gather_service(view, service, found=None):
         'scheduler_ca_file': scheduler_ca_file(view, record, kube_version, scheduler_args) if role == 'server' else '',
         'version': version, 'kubernetes_version': kube_version,
         'active': bool(active), 'main_pid': int(pid or 0), 'node_name': node_name,
+        'started_at': stale['started_at'], 'pending': stale['pending'],
+        'pending_msg': _pending.describe(services.short_name(init.service), int(pid or 0), stale['started_at'],
+                                         stale['pending']),
+        'missing_token_files': [t for t in tokens if not view.exists(t)],
     })
     return result, warnings
 

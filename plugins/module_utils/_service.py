@@ -221,6 +221,7 @@ class Systemd:
 
     def _environment(self, view):
         env = {}
+        self.env_files = []  # the environment files the service reads, that exist
         for dummy, unit in self.chain(True):
             for d in unit.get('Service', 'EnvironmentFile'):
                 if d.is_reset:
@@ -230,6 +231,8 @@ class Systemd:
                 data = view.read(name) if os.path.isabs(name) and view.isfile(name) else None
                 if data is not None:
                     env.update(parse_environment_file(data))
+                    if name not in self.env_files:
+                        self.env_files.append(name)
             for d in unit.get('Service', 'Environment'):
                 try:
                     words = split_words(d.value)
@@ -264,10 +267,13 @@ class Openrc:
         m = re.search(r'^\s*pidfile="?([^"\n]+)"?\s*$', text, re.M)
         self.pidfile = m.group(1) if m else '/var/run/%s.pid' % self.service
         self.env = {}
+        self.env_files = []  # the service's own environment file, when it exists (not the system-wide ones)
         for p in OPENRC_ENV_FILES + ('/etc/rancher/k3s/%s.env' % self.service,):
             data = view.read(p)
             if data is not None:
                 self.env.update(parse_environment_file(data, shell=True))  # the init script sources them
+                if p not in OPENRC_ENV_FILES:
+                    self.env_files.append(p)
 
     def raw_argv(self, with_own=True):
         return [self.binary] + list(self.parsed.argv)

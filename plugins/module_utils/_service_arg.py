@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _pending as pending
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service as services
 from ansible_collections.baremetal.k3s.plugins.module_utils._openrc import InitScript
@@ -421,10 +422,9 @@ def restart_state(service, request, method, changes, cli_after, warnings):
     if running and not hidden:
         stale = running[1:] != desired[1:]
     elif started is not None:
-        stale = any((view.mtime(p) or 0) > started for p in [init.path, request.dropin_path] + init.dropin_paths)
+        stale = bool(pending.newer(view, [init.path, request.dropin_path] + init.dropin_paths, started))
     if started is not None and (method == 'config' or config_changed):
-        files = service.config_files + [service.config_file + '.d']
-        stale = stale or any((view.mtime(p) or 0) > started for p in files)
+        stale = stale or bool(pending.newer(view, service.config_files + [service.config_file + '.d'], started))
     state['restart_required'] = bool(service_changed or config_changed or stale)
     return state
 

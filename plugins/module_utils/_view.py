@@ -46,6 +46,7 @@ RUN_TIMEOUT = 60
 TERM_GRACE = 3
 TIMED_OUT = object()  # what a bounded runner returns for a program it had to stop
 O_NOCTTY = getattr(os, 'O_NOCTTY', 0)
+FS_IOC_GETFLAGS = 0x80086601  # _IOR('f', 1, long): the inode flags lsattr shows
 
 
 class ViewError(Exception):
@@ -228,6 +229,22 @@ class View:
         except (OSError, ViewError):
             return None
 
+    def inode_flags(self, path):
+        """The inode flags of ``path`` (symlinks followed), as ``lsattr`` shows them (``FS_IOC_GETFLAGS``: immutable
+        0x10, append-only 0x20); None when it does not exist or its file system keeps none."""
+        import fcntl  # pylint: disable=import-outside-toplevel
+        import struct  # pylint: disable=import-outside-toplevel
+        try:
+            fd = os.open(self.host_path(self.realpath(path)), os.O_RDONLY | os.O_NONBLOCK | O_NOCTTY | getattr(os, 'O_CLOEXEC', 0))
+        except (OSError, ViewError):
+            return None
+        try:
+            return struct.unpack('i', fcntl.ioctl(fd, FS_IOC_GETFLAGS, b'\0' * 8)[:4])[0]
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
     def writable(self, path):
         """Whether ``path`` (existing or not) could be replaced: the nearest existing directory on its
         way is writable and on a read-write file system, and an existing file is writable."""
@@ -261,6 +278,14 @@ class View:
         if data is None:
             return None
         return [a.decode('utf-8', 'surrogateescape') for a in data.split(b'\0')[:-1]] if data else []
+
+    def exe(self, pid):
+        """The program process ``pid`` runs, as ``/proc/<pid>/exe`` names it (`` (deleted)`` appended when that file
+        was removed or replaced since), None when the process is gone or the link cannot be read."""
+        try:
+            return os.readlink(self.host_path('/proc/%d/exe' % int(pid)))
+        except (OSError, ValueError):
+            return None
 
     def environ(self, pid):
         """The environment process ``pid`` started with (``/proc/<pid>/environ``) as a dict, None when it is gone

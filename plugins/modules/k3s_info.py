@@ -376,6 +376,45 @@ main_pid:
   returned: always
   type: int
   sample: 1234
+started_at:
+  description: When the running k3s or RKE2 process started (ISO 8601, UTC); empty when none runs.
+  returned: always
+  type: str
+  sample: '2026-01-25T03:15:00.120000Z'
+pending:
+  description:
+    - What the running process does not use yet - each file it reads at its start (the unit or init script, its
+      drop-ins and environment files, the config files, the registries file, the token file) changed after it started,
+      and its binary when that was replaced since (C(/proc/<pid>/exe) names the deleted file, or the binary is newer
+      than the process). A run that wrote them and stopped before the restart leaves them so; a restart applies them.
+    - Empty when nothing runs (a start applies everything), for kubeadm, and when nothing is pending.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    path:
+      description: The file.
+      type: str
+    changed_at:
+      description: Its modification time (ISO 8601, UTC).
+      type: str
+    reason:
+      description: What makes it pending.
+      type: str
+  sample: [{path: /etc/rancher/k3s/config.yaml.d/40-baremetal-k3s-server.yaml, changed_at: '2026-01-25T03:16:02.000000Z',
+            reason: changed after k3s started}]
+pending_msg:
+  description: RV(pending) in one sentence for an operator; empty when nothing is pending.
+  returned: always
+  type: str
+  sample: k3s still runs the process started at 2026-01-25T03:15:00.120000Z (pid 812), older than what it reads at its start ...
+missing_token_files:
+  description: The token files the service is told to read (C(token-file), C(agent-token-file), C(K3S_TOKEN_FILE)) that do
+    not exist - k3s waits for them at its start.
+  returned: always
+  type: list
+  elements: str
+  sample: [/etc/rancher/k3s/cluster-token]
 node_name:
   description:
     - The node name k3s registers - C(--node-name) from RV(k3s_args), else C(K3S_NODE_NAME) from the service's

@@ -162,6 +162,15 @@ def test_every_node_in_every_servers_api_a_voter_and_ready():
                 assert _condition(node, 'EtcdIsVoter') == ('True', 'MemberNotLearner'), (name, node_name)
 
 
+def test_the_agent_the_restored_datastore_did_not_know_was_restarted_and_registered_again():
+    """restore.yml deleted the agent's Node before the backup: the restore restarted it, waited until its Node was
+    Ready on the restored API, and said so (test_every_node_in_every_servers_api_a_voter_and_ready finds it there)."""
+    log = _log('restore-run.log')
+    for name in AGENTS:
+        assert '%s (Node %s) was not in the restored datastore: restarted, registered again and Ready after ' % (name, name) \
+            in log, log[-5000:]
+
+
 def test_the_restore_waited_on_the_held_server_while_it_was_not_a_voting_member():
     log = _log('restore-run.log')
     # on server-1, not delegated: the wait ran on server-1's API (the held server's own API waits for its promotion)

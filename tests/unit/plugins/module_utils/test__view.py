@@ -171,3 +171,12 @@ def test_family_what_runs_run_bounded_alike(tmp_path):
     assert _gone(int(marker.read_text()))
     assert run_bounded(['/bin/sh', '-c', 'cat; exit 3'], stdin='x', timeout=5) == (3, 'x', '')
     assert run_bounded([str(tmp_path / 'missing')], timeout=5) == (None, '', '')
+
+
+def test_inode_flags_of_a_real_file(tmp_path):
+    """FS_IOC_GETFLAGS on this machine's file: an int without the immutable bit, or None where the file system keeps no
+    flags; None for a missing file."""
+    (tmp_path / 'f').write_bytes(b'x')
+    flags = View(root=str(tmp_path)).inode_flags('/f')
+    assert flags is None or (isinstance(flags, int) and not flags & 0x10)
+    assert View(root=str(tmp_path)).inode_flags('/missing') is None

@@ -38,6 +38,12 @@ class _NodeView(View):
             return False
         return super().writable(path)
 
+    def inode_flags(self, path):
+        """The flags the test set in ``node.attributes`` for ``path`` (links followed), 0 for any other existing path."""
+        if not self.exists(path):
+            return None
+        return self.node.attributes.get(self.realpath(path), 0)
+
     def statvfs(self, path):
         """The file system the test set with ``node.filesystem()`` that holds ``path`` (the longest mount point
         above it), else the real one of the tree; every path asked is in ``node.statvfs_calls``."""
@@ -65,6 +71,7 @@ class FakeNode:
         self.clock = None           # the node's clocks (realtime, monotonic, boottime, sleep); None: the real ones
         self.filesystems = {}       # {mount point: os.statvfs_result} that View.statvfs answers (node.filesystem())
         self.statvfs_calls = []     # the node paths View.statvfs was asked about
+        self.attributes = {}        # {node path: inode flags} that View.inode_flags answers (chattr +i: 0x10, +a: 0x20)
         monkeypatch.setattr(_io, 'ROOT', self.root)
         monkeypatch.setattr(_io, 'node_view', lambda module: _NodeView(self))
         for d in ('/etc/systemd/system', '/etc/rancher/k3s', '/usr/local/bin', '/proc'):
@@ -151,12 +158,23 @@ class FakeNode:
         os.mkfifo(self.p(path))
         return path
 
-    def filesystem(self, mount, free_mb, size_mb=None, block=4096):
-        """A file system mounted at ``mount`` with ``free_mb`` MiB available (statvfs f_bavail), ``size_mb`` in all."""
+    def filesystem(self, mount, free_mb, size_mb=None, block=4096, readonly=False):
+        """A file system mounted at ``mount`` with ``free_mb`` MiB available (statvfs f_bavail), ``size_mb`` in all;
+        ``readonly``: mounted read-only (f_flag ST_RDONLY)."""
         size_mb = max(size_mb or 0, free_mb)
         blocks, free = size_mb * 2 ** 20 // block, free_mb * 2 ** 20 // block
-        self.filesystems[mount] = os.statvfs_result((block, block, blocks, free, free, 1000, 500, 500, 0, 255))
+        flag = os.ST_RDONLY if readonly else 0
+        self.filesystems[mount] = os.statvfs_result((block, block, blocks, free, free, 1000, 500, 500, flag, 255))
         return mount
+
+    def mountinfo(self, *points):
+        """/proc/self/mountinfo with a line for each mount point in ``points`` (after the root's), as the kernel writes
+        it (a space in a path as ``\\040``)."""
+        lines = ['22 1 0:21 / / rw,relatime shared:1 - overlay overlay rw']
+        for n, point in enumerate(points):
+            escaped = point.replace(' ', '\\040')
+            lines.append('%d 22 8:%d / %s rw,relatime - ext4 /dev/sd%s rw' % (30 + n, n, escaped, chr(98 + n)))
+        self.write('/proc/self/mountinfo', '\n'.join(lines) + '\n')
 
     def install(self, command='server', args=(), init='systemd', name='', systemd_dir='/etc/systemd/system',
                 bin_dir='/usr/local/bin', environ=None):

@@ -1,0 +1,40 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""k3s_node's restart entry point, run by ansible-playbook on localhost (under --check, a service not installed: the
+handlers' stop and start are skipped, their tasks still show that they were notified): what an earlier run wrote and
+did not apply (k3s_info's pending) notifies the one restart, with the reason; nothing pending notifies nothing."""
+
+from __future__ import annotations
+
+PLAYBOOK = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Restart entry point
+      ansible.builtin.include_role:
+        name: baremetal.k3s.k3s_node
+        tasks_from: restart
+      vars:
+        _k3s_node_service: {service: k3s, init: openrc}
+        k3s_node_installed: false
+"""
+PENDING = [{'path': '/etc/rancher/k3s/config.yaml.d/40-baremetal-k3s-server.yaml',
+            'changed_at': '2026-01-25T03:16:02.000000Z', 'reason': 'changed after k3s started'}]
+RESTART = 'Restart k3s for what an earlier run wrote and did not apply (k3s runs older than its files)'
+HANDLER = 'Note the node\'s clock once the old process is gone'
+
+
+def test_pending_restarts_once_with_the_reason(playbook):
+    rc, results, err = playbook(PLAYBOOK, {'k3s_node_pending': PENDING, 'k3s_node_pending_msg': 'k3s still runs ...'},
+                                args=['--check'])
+    assert rc == 0, err
+    assert results[RESTART]['changed'] is True and results[RESTART]['msg'] == 'k3s still runs ...'
+    assert HANDLER in results, 'the restart handlers were notified'
+
+
+def test_nothing_pending_restarts_nothing(playbook):
+    rc, results, err = playbook(PLAYBOOK, {'k3s_node_pending': []}, args=['--check'])
+    assert rc == 0, err
+    assert results[RESTART].get('skipped') is True and HANDLER not in results
