@@ -70,7 +70,7 @@ def fixture_node(tmp_path):
     (tmp_path / 'bin' / 'k3s').write_bytes(BINARY)
     (tmp_path / 'bin' / '.k3s.baremetal-k3s.sha256').write_text('%s  k3s\n' % hashlib.sha256(BINARY).hexdigest())
     (tmp_path / 'other-k3s').write_bytes(BINARY)
-    (tmp_path / 'ro' / 'cluster-token').write_text('K10abc::server:secret\n')
+    (tmp_path / 'ro' / 'cluster-token').write_text('K10%s::server:secret\n' % ('ab' * 32))
     os.chmod(tmp_path / 'ro' / 'cluster-token', 0o600)
     return tmp_path
 
