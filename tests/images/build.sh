@@ -9,7 +9,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${BAREMETAL_K3S_CACHE:-/var/cache/baremetal-k3s}
 mirror=${BAREMETAL_K3S_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-key=$(sha256sum "$here/build.sh" | cut -c1-12)
+key=$(cat "$here/build.sh" "$here/zipcache.py" | sha256sum | cut -c1-12)
 
 # Packages both images carry: Python for Ansible and the modules (YAML libraries the
 # modules declare), tools the tests use, and what the k3s unit's ExecStartPre calls.
@@ -41,6 +41,11 @@ build_one() {  # flavour, extra packages, command
   ln -sf /etc/machine-id "$root/var/lib/dbus/machine-id"
   # Nothing in a test container may pull updates or start daemons we did not ask for.
   rm -rf "$root/var/cache/apt/archives/"*.deb "$root/var/lib/apt/lists/"*
+  # The nodes' Python keeps what it compiles from Ansible's module archives (zipcache.py says why):
+  # loaded by a .pth line, from outside the site directories, so that no module can import it.
+  install -D -m 0644 "$here/zipcache.py" "$root/usr/local/lib/bk3s-test/zipcache.py"
+  echo "import os; exec(compile(open('/usr/local/lib/bk3s-test/zipcache.py', 'rb').read(), 'zipcache.py', 'exec'), {})" \
+    >"$root/usr/lib/python3/dist-packages/bk3s-test-zipcache.pth"
   case "$flavour" in
     systemd)
       # Units that make no sense in a container and slow its boot.
