@@ -184,8 +184,12 @@ def plan(view, params):
 
 
 def _gone(view, pids, kill, wait):
-    """SIGKILL each of ``pids`` and wait up to ``wait`` seconds for them all to leave /proc; the ones left."""
-    for pid in pids:
+    """SIGKILL each of ``pids`` and wait up to ``wait`` seconds for them all to leave /proc; the ones left.
+
+    ``pids`` come parents first (:func:`with_descendants`); they are killed children first, so that a run stopped
+    half-way never leaves a pod's process whose shim is already gone: reparented to init, it would no longer be
+    found below a k3s shim, and the next run would leave it running."""
+    for pid in reversed(pids):
         try:
             kill(pid, signal.SIGKILL)
         except ProcessLookupError:

@@ -31,11 +31,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import time
 
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _ready
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import RunTimeout
 from ansible_collections.baremetal.k3s.tests.integration import kube_nodes as kn
 from ansible_collections.baremetal.k3s.tests.integration.kube_nodes import (
     docker, events, kubectl, kubectl_json, node_container, sh, state, stop_unit, unit_state, wait)
@@ -108,8 +110,12 @@ class DockerView:
     def which(self, program):
         return sh(self.name, 'command -v "%s"' % program, check=False).stdout.strip() or None
 
-    def run(self, argv, stdin=None):
-        out = docker('exec', '-i', self.name, *argv, check=False, stdin=stdin)
+    def run(self, argv, stdin=None, timeout=None):
+        """As View.run: a program that outlives ``timeout`` is a RunTimeout."""
+        try:
+            out = docker('exec', '-i', self.name, *argv, check=False, stdin=stdin, timeout=timeout or 120)
+        except subprocess.TimeoutExpired:
+            raise RunTimeout(argv, timeout or 120) from None
         return out.returncode, out.stdout, out.stderr
 
 
