@@ -158,7 +158,11 @@ bk3s_user_install() {
     cp -a "$src" "$dir/ansible_collections/${dep%%.*}/${dep#*.}"
   done
   "$USER_VENV/bin/ansible-galaxy" collection build "$tree" --output-path "$dist" >/dev/null || return 1
-  "$USER_VENV/bin/ansible-galaxy" collection install --offline -p "$dir" "$dist"/baremetal-k3s-*.tar.gz >/dev/null || return 1
+  # only the target path in view: with another installation of the same version on ANSIBLE_COLLECTIONS_PATH
+  # (tests/product.sh exports its own), ansible-galaxy says "Nothing to do" and installs nothing here
+  ANSIBLE_COLLECTIONS_PATH="$dir" "$USER_VENV/bin/ansible-galaxy" collection install --offline -p "$dir" \
+    "$dist"/baremetal-k3s-*.tar.gz >/dev/null || return 1
+  [ -f "$dir/ansible_collections/baremetal/k3s/MANIFEST.json" ] || { echo "baremetal.k3s is not installed in $dir" >&2; return 1; }
   ls "$dist"/baremetal-k3s-*.tar.gz
 }
 
