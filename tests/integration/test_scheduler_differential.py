@@ -105,6 +105,21 @@ def test_sample_is_a_reproducible_part_of_the_corpus():
     assert sd.sample_of(corpus, None, 7) == corpus and sd.sample_of(corpus, CASES, 7) == corpus
 
 
+def test_a_kept_corpus_is_the_one_generated(tmp_path, monkeypatch):
+    """The corpus kept under BAREMETAL_K3S_CACHE gives another run the same documents, with its own paths in them
+    and the TLS material they embed written into its own directory."""
+    monkeypatch.setenv('BAREMETAL_K3S_CACHE', str(tmp_path / 'cache'))
+    (tmp_path / 'a').mkdir()
+    (tmp_path / 'b').mkdir()
+    files_a, made = sd.corpus_of(40, 11, str(tmp_path / 'a'))
+    assert len(os.listdir(tmp_path / 'cache' / 'differential')) == 1
+    files_b, kept = sd.corpus_of(40, 11, str(tmp_path / 'b'))
+    assert kept == [(label, text.replace(str(tmp_path / 'a'), str(tmp_path / 'b'))) for label, text in made]
+    assert (tmp_path / 'b' / 'client.crt').read_bytes() == files_a['cert_pem'] == files_b['cert_pem']
+    assert (tmp_path / 'b' / 'client.key').read_bytes() == files_a['key_pem']
+    assert all(str(tmp_path / 'a') not in text for dummy, text in kept)
+
+
 def test_scheduler_agrees_with_our_validator():
     argv = _command()
     summary = sd.run(CASES, SEED, WORKERS, argv, sample=SAMPLE, sample_seed=_sample_seed())
