@@ -124,7 +124,9 @@ def test_the_rerun_completes_and_the_drained_agents_pod_is_rescheduled():
                if ': Drain the node' in name and r.get('action') == 'ansible.builtin.command']
     assert drained and drained[0].get('changed'), drained
     assert pods_before == [(pods_before[0][0], 'bk3s-etcd-agent-2')], pods_before
-    assert len(pods) == 1 and pods[0][0] != pods_before[0][0] and pods[0][1] == 'bk3s-etcd-agent-1', (pods_before, pods)
+    # evicted and replaced; the replacement goes to agent-1, or back to agent-2 when agent-1 still carried the not-ready
+    # taint of its own restart until agent-2 was uncordoned (the node lifecycle controller's lag, seen on a loaded CI)
+    assert len(pods) == 1 and pods[0][0] != pods_before[0][0] and pods[0][1] in AGENTS, (pods_before, pods)
     print('fleet_upgrade: the Deployment\'s pod %s on agent-2 was evicted by the drain; now %s on %s'
           % (pods_before[0][0], pods[0][0], pods[0][1]))
 
