@@ -228,9 +228,9 @@ def table(s):
     lines = ['%d server(s); agents %s; Ansible forks %s, pipelining %s; %d cores; load average at the start %s'
              % (s['servers'], ', '.join(map(str, sizes)), s['forks'], s['pipelining'], s['cores'],
                 ', '.join('%.1f' % s['load_at_start'][k] for k in sizes)), '']
-    head = '%-8s %-28s %-28s %-22s %-14s %s' % ('playbook', 'wall s (per size)', 'controller CPU s', 'tasks per agent',
-                                                 'slope s/agent', '1,000 agents, forks %s (min)' % '/'.join(map(str, FORKS)))
-    lines.append(head)
+    columns = ('playbook', 'wall s (per size)', 'controller CPU s', 'tasks per agent', 'slope s/agent',
+               '1,000 agents, forks %s (min)' % '/'.join(map(str, FORKS)))
+    lines.append('%-8s %-28s %-28s %-22s %-14s %s' % columns)
     for name in PLAYBOOKS:
         p = s['playbooks'][name]
         lines.append('%-8s %-28s %-28s %-22s %-14s %s' % (
