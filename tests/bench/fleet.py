@@ -202,7 +202,8 @@ def report(args):
         cpu = line(sizes, [runs[s]['cpu_s'] for s in sizes])
         projection, floor = project(runs, sizes, first['forks'], first['cores'])
         summary['playbooks'][name] = {
-            'seconds': {s: runs[s]['seconds'] for s in sizes}, 'rc': {s: runs[s]['rc'] for s in sizes}, 'cpu_s': {s: runs[s]['cpu_s'] for s in sizes},
+            'seconds': {s: runs[s]['seconds'] for s in sizes}, 'rc': {s: runs[s]['rc'] for s in sizes},
+            'cpu_s': {s: runs[s]['cpu_s'] for s in sizes},
             'tasks_per_agent': {s: runs[s]['tasks_per_agent'] for s in sizes},
             'wall_slope_s_per_agent': wall[1], 'cpu_slope_s_per_agent': cpu[1],
             'projection_s': {str(f): v for f, v in projection.items()}, 'cpu_floor_s': floor,
