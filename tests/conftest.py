@@ -75,3 +75,28 @@ def fixture_playbook(tmp_path, collections_path):
                   for name, r in results.items() if r.get('failed')]
         return proc.returncode, results, proc.stderr + '\n'.join(failed)
     return run
+
+
+@pytest.fixture(name='collection_finder')
+def fixture_collection_finder():
+    """Ansible's collection loader installed for one test, so that a Templar finds the collection's plugins by FQCN
+    (``baremetal.k3s.<filter>``) as ansible-playbook does; removed after it unless it was there before. The loader
+    reads the collection's meta/runtime.yml when it imports the collection's package, so the test sees the package
+    imported afresh, and the modules imported before it again after it."""
+    from ansible.utils.collection_loader import AnsibleCollectionConfig  # pylint: disable=import-outside-toplevel
+    from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder  # pylint: disable=import-outside-toplevel
+    if AnsibleCollectionConfig.collection_finder is not None:
+        yield
+        return
+    saved = {name: module for name, module in sys.modules.items()
+             if name == 'ansible_collections' or name.startswith('ansible_collections.')}
+    for name in saved:
+        del sys.modules[name]
+    _AnsibleCollectionFinder(paths=[collection_farm.farm()], scan_sys_paths=False)._install()
+    try:
+        yield
+    finally:
+        _AnsibleCollectionFinder._remove()  # pylint: disable=protected-access
+        for name in [n for n in sys.modules if n == 'ansible_collections' or n.startswith('ansible_collections.')]:
+            del sys.modules[name]
+        sys.modules.update(saved)

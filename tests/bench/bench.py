@@ -137,6 +137,7 @@ class Runner:
         self.env = dict(os.environ, ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks', ANSIBLE_NOCOLOR='1',
                         ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', PROFILE_TASKS_TASK_OUTPUT_LIMIT='15',
                         ANSIBLE_COLLECTIONS_PATH=args.collections)
+        self.last_output = ''
 
     def settings(self):
         """The Ansible settings the figures depend on, as ansible-config reports them here."""
@@ -156,6 +157,7 @@ class Runner:
             f.write(res.stdout + res.stderr)
         if res.returncode:
             raise RuntimeError('%s failed (exit %d); see %s.log in %s' % (playbook, res.returncode, name, self.args.out))
+        self.last_output = res.stdout
         return took, recap(res.stdout), slowest_tasks(res.stdout)
 
 
@@ -172,6 +174,22 @@ def slowest_tasks(out):
     part = out.split('TASKS RECAP', 1)[-1]
     return [(m.group(1).strip(), float(m.group(2)))
             for m in re.finditer(r'^(.+?)\s-{2,}\s+(\d+\.\d+)s$', part, re.M)]
+
+
+def serial_tasks(out):
+    """{server: {run, skipped}}: the tasks of install_csi's one-at-a-time play per server, from its output
+    (run: ok, changed or failed; a task skipped costs the controller only)."""
+    counts, play = {}, ''
+    for line in out.splitlines():
+        m = re.match(r'^PLAY \[(.*)\] \*+', line)
+        if m:
+            play = m.group(1)
+            continue
+        m = re.match(r'^(ok|changed|fatal|failed|skipping): \[([^\]\s]+)', line)
+        if m and 'one at a time' in play:
+            entry = counts.setdefault(m.group(2), {'run': 0, 'skipped': 0})
+            entry['skipped' if m.group(1) == 'skipping' else 'run'] += 1
+    return counts
 
 
 def floor_playbook(counts, path):
@@ -258,6 +276,9 @@ def table(r):
         ('install_csi change-to-ready per server (s)', ', '.join('%.1f' % conv['change_to_ready_s'][n] for n in servers),
          'bare + %.0f s' % TARGETS['slack_s'],
          all(conv['change_to_ready_s'][n] <= r['bare_restart_s'][n] + TARGETS['slack_s'] for n in servers)),
+        ('tasks per server, one-at-a-time play (run/skipped)',
+         ', '.join('%d/%d' % (conv['serial_tasks'][n]['run'], conv['serial_tasks'][n]['skipped'])
+                   for n in servers if n in conv['serial_tasks']), '', None),
         ('longest two schedulers down together (s)', '%.2f' % conv['two_down_s'], '0', conv['two_down_s'] == 0),
         ('converge install_csi (s)', '%.1f' % conv['seconds'], '', None),
         ('no-op re-run install_csi (s)', '%.1f' % rerun['seconds'], '', None),
@@ -311,7 +332,8 @@ def main():
     t0 = time.time()
     took, dummy, slow = runner.run('baremetal.k3s.install_csi', name='converge')
     t1 = time.time()
-    conv = {'started': t0, 'seconds': took, 'slowest': slow, 'starts': {}, 'down': {}, 'change_to_ready_s': {}}
+    conv = {'started': t0, 'seconds': took, 'slowest': slow, 'starts': {}, 'down': {}, 'change_to_ready_s': {},
+            'serial_tasks': serial_tasks(runner.last_output)}
     for node in servers + agents:
         conv['starts'][node] = starts_since(node, t0)
     for node in servers:
