@@ -97,13 +97,7 @@ options:
         module there); V('') when it holds none yet (a cluster this run starts).
     type: str
     default: ''
-  discard_selinux:
-  description: C(enforcing) (true, false, or null when C(/sys/fs/selinux/enforce) holds something else) and C(configured)
-    (whether k3s runs with C(selinux); null when SELinux does not enforce and O(selinux) was not given).
-  returned: always
-  type: dict
-  sample: {enforcing: true, configured: false}
-datastore:
+  discard_datastore:
     description:
       - Let a server that holds another cluster's datastore join O(joins) all the same; RV(datastore.foreign) then tells
         the caller to move C(server/db) and C(server/token) aside before the join, and a warning says so.
@@ -259,6 +253,12 @@ min_disk_mb:
   returned: always
   type: int
   sample: 4096
+selinux:
+  description: C(enforcing) (true, false, or null when C(/sys/fs/selinux/enforce) holds something else) and C(configured)
+    (whether k3s runs with C(selinux); null when SELinux does not enforce and O(selinux) was not given).
+  returned: always
+  type: dict
+  sample: {enforcing: true, configured: false}
 datastore:
   description: What a server keeps under O(data_dir) (empty for an agent).
   returned: always
