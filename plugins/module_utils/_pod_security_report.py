@@ -170,7 +170,7 @@ def namespace_report(name, namespace, pods, owner_of, level, dry_run=None, exemp
     if row['violations']:
         row['status'] = 'refused'
     if found['checked'] is not None:
-        row['notes'].append('the API server checked only %d of %d pods' % (found['checked'], found['total']))
+        row['notes'].append('the API server checked only %s of %s pods' % (found['checked'], found['total']))
     if found['list_failed']:
         row['notes'].append('the API server could not list the pods')
     if found['level'] and found['level'] != level:

@@ -17,7 +17,7 @@ description:
     pod-security.kubernetes.io/enforce-version=<version>)), whose answer carries PodSecurity admission's warnings. Nothing
     is stored; the Pod Security Standards' rules are the API server's, not re-implemented here.
   - The API server names, for each distinct set of reasons, the first pod by name and how many other pods share those
-    reasons; the report keeps exactly that (RV(namespaces[].violations[].others)), with the pod's owner from its
+    reasons; the report keeps exactly that (C(others) of each of RV(namespaces)' violations), with the pod's owner from its
     ownerReferences (a ReplicaSet's Deployment) and phase.
   - A namespace with its own C(pod-security.kubernetes.io/enforce) label keeps it whatever the cluster's default is - it
     is reported as such (status C(own labels)) and not asked. A namespace in O(exempt_namespaces) is reported as
