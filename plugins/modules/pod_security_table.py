@@ -13,8 +13,9 @@ version_added: 0.1.0
 description:
   - Prints the result of M(baremetal.k3s.pod_security_report) (O(report)) on the controller as plain lines no wider than
     120 columns - a line per pod the API server said the level would refuse (namespace, pod and how many other pods
-    share its reasons, its owner, phase, the reasons), a line per namespace with nothing refused, exempt, or keeping its
-    own C(pod-security.kubernetes.io/enforce) label, the notes, and a summary line.
+    share its reasons, its owner, phase), a line per namespace with nothing refused, exempt, or keeping its own
+    C(pod-security.kubernetes.io/enforce) label; below the table each refused pod's reasons in the API server's words
+    (wrapped, never cut), the notes, and a summary line.
   - With O(json_path), writes the same report as JSON to that file on the controller, replacing it atomically, as
     M(baremetal.k3s.status_table) does.
   - This is an action plugin; it runs on the controller and sends nothing to the hosts.

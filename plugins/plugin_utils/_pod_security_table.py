@@ -24,7 +24,7 @@ COLUMNS = (
     ('pod', 'POD', None),
     ('owner', 'OWNER', None),
     ('phase', 'PHASE', len('Succeeded')),
-    ('why', 'REFUSED BECAUSE', None),
+    ('status', 'STATUS', None),
 )
 
 
@@ -40,15 +40,14 @@ def _pod(violation):
 
 
 def _status(row):
+    """A short cell: the reasons and the errors go below the table, wrapped, never cut."""
     status = row.get('status')
     if status == 'own labels':
         labels = row.get('labels') or {}
-        return 'not asked: its own label enforce=%s%s' % (
+        return 'own label enforce=%s%s' % (
             labels.get('enforce'), (':' + labels['enforce-version']) if labels.get('enforce-version') else '')
-    if status == 'exempt':
-        return 'exempt'
-    if status == 'unknown':
-        return 'unknown: %s' % (row.get('error') or 'the dry run failed')
+    if status in ('exempt', 'unknown'):
+        return status
     return 'nothing refused (%d pod%s)' % (row.get('pods') or 0, '' if row.get('pods') == 1 else 's')
 
 
@@ -58,20 +57,31 @@ def rows(report):
         violations = row.get('violations') or []
         for v in violations:
             out.append([row.get('namespace') or UNKNOWN, _pod(v), _owner(v.get('owner')), v.get('phase') or UNKNOWN,
-                        ', '.join(v.get('reasons') or [])])
+                        'refused'])
         if not violations:
             out.append([row.get('namespace') or UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN, _status(row)])
     return out
 
 
 def render(report, width=MAX_WIDTH):
-    """The report as lines of at most ``width`` columns."""
+    """The report as lines of at most ``width`` columns: the table, why each pod is refused, notes, summary."""
     level = '%s:%s' % (report.get('level'), report.get('version'))
     lines = _status_table.wrap('PodSecurity %s: the pods the API server would refuse (server-side dry run of each '
                                'namespace\'s enforce label; nothing stored)' % level, width)
     cells = rows(report)
     lines += _status_table.table(COLUMNS, cells, width) if cells else ['(no namespaces)']
-    notes = [(r['namespace'], n) for r in report.get('namespaces') or [] for n in r.get('notes') or []]
+    namespaces = report.get('namespaces') or []
+    why = [(r['namespace'], v) for r in namespaces for v in r.get('violations') or []]
+    if why:
+        lines += ['', 'why (the API server\'s words):']
+        for namespace, v in why:
+            lines += _status_table.wrap('%s/%s: %s' % (namespace, _pod(v), ', '.join(v.get('reasons') or [])),
+                                        width, indent='  ')
+    notes = [(r['namespace'], n) for r in namespaces for n in r.get('notes') or []]
+    notes += [(r['namespace'], 'its own enforce label applies, not the default: not asked') for r in namespaces
+              if r.get('status') == 'own labels']
+    notes += [(r['namespace'], 'the dry run failed: %s' % (r.get('error') or 'no reason given')) for r in namespaces
+              if r.get('status') == 'unknown']
     if notes:
         lines += ['', 'notes:']
         for namespace, note in notes:

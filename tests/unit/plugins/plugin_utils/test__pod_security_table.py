@@ -31,12 +31,28 @@ def test_one_line_per_pod_named_and_per_namespace_without():
     lines = t.render(REPORT)
     text = '\n'.join(lines)
     assert lines[0].startswith('PodSecurity restricted:latest: the pods the API server would refuse')
-    assert any(line.split()[:5] == ['shop', 'cart-5d8f7c9b8-2xkqz', '(+1', 'other)', 'Deployment/cart'] for line in lines), text
-    assert any(line.split()[:4] == ['shop', 'lone', '-', 'Pending'] for line in lines), text
-    assert any(line.split()[:4] == ['ops', '-', '-', '-'] and 'not asked: its own label enforce=privileged:v1.33' in line
+    assert any(line.split() == ['shop', 'cart-5d8f7c9b8-2xkqz', '(+1', 'other)', 'Deployment/cart', 'Running', 'refused']
                for line in lines), text
-    assert any(line.startswith('web ') and 'nothing refused (2 pods)' in line for line in lines), text
-    assert '  shop: the API server checked only 3 of 4 pods' in lines and lines[-1] == REPORT['summary']
+    assert any(line.split() == ['shop', 'lone', '-', 'Pending', 'refused'] for line in lines), text
+    assert any(line.split() == ['ops', '-', '-', '-', 'own', 'label', 'enforce=privileged:v1.33'] for line in lines), text
+    assert any(line.split() == ['web', '-', '-', '-', 'nothing', 'refused', '(2', 'pods)'] for line in lines), text
+    # the reasons whole, below the table
+    assert '  shop/cart-5d8f7c9b8-2xkqz (+1 other): allowPrivilegeEscalation != false, privileged' in lines
+    assert '  shop/lone: hostPort' in lines
+    assert '  shop: the API server checked only 3 of 4 pods' in lines
+    assert '  ops: its own enforce label applies, not the default: not asked' in lines
+    assert lines[-1] == REPORT['summary']
+
+
+def test_long_reasons_are_wrapped_not_cut():
+    reasons = ['privileged', 'allowPrivilegeEscalation != false', 'unrestricted capabilities', 'runAsNonRoot != true',
+               'seccompProfile', 'hostPath volumes', 'host namespaces', 'hostPort']
+    v = dict(REPORT['namespaces'][1]['violations'][0], pod='p' * 60, reasons=reasons)
+    report = dict(REPORT, namespaces=[dict(REPORT['namespaces'][1], violations=[v])])
+    lines = t.render(report)
+    text = ' '.join(line.strip() for line in lines)
+    assert all(_terminal.width(line) <= 120 for line in lines)
+    assert ', '.join(reasons) in text and _terminal.ELLIPSIS not in text
 
 
 @pytest.mark.parametrize('name', ['x' * 300, 'evil\x1b[31mred', 'rtl\u202eoverride', '宽' * 80])
