@@ -21,6 +21,8 @@ import os
 import re
 import socket
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _service
 from ansible_collections.baremetal.k3s.plugins.module_utils import _variables
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 
@@ -43,6 +45,12 @@ PROC_CGROUPS = '/proc/cgroups'
 # A k3s server's token file: K10<sha256 of the cluster CA, hex>::<user>:<password>. The K10 part names the
 # cluster (its CA) and is no secret; the password never leaves the module.
 TOKEN_CLUSTER = re.compile(r'K10[0-9a-f]{64}')
+# the kernel's SELinux mode: "1" enforcing, "0" permissive; no file: SELinux is not enabled
+SELINUX_ENFORCE = '/sys/fs/selinux/enforce'
+K3S_CONFIG = '/etc/rancher/k3s/config.yaml'
+SELINUX_HINT = ('set selinux: true in k3s\'s config (k3s_server_config / k3s_agent_config) and install the k3s-selinux '
+                'policy package (with container-selinux) from k3s\'s RPM repository, or put SELinux in permissive mode: '
+                'without them k3s runs its containers without SELinux support and pods that need labels fail later')
 MEMORY_HINT = ('k3s\'s kubelet needs it: enable it on the kernel command line (Raspberry Pi OS: add cgroup_memory=1 '
                'cgroup_enable=memory to /boot/firmware/cmdline.txt) and reboot')
 
@@ -204,8 +212,10 @@ def check(view, params):
     groups = _check_cgroup(view, problems)
     in_use = _check_ports(view, ports, fresh, problems)
     store = _check_datastore(view, data_dir, role, joins, params, problems)
+    config_warnings = []
+    selinux = _check_selinux(view, params.get('selinux'), problems, config_warnings)
     unknown = _variables.unknown(params.get('variables') or [])
-    warnings = [w for w in (_variables.warning(unknown), store.pop('warning', '')) if w]
+    warnings = [w for w in [_variables.warning(unknown), store.pop('warning', '')] + config_warnings if w]
     hostname = view.hostname()
     if problems:
         msg = ('k3s preflight of %s (%s): %d problem%s: %s. Fix them, or lower min_cpus, min_memory_mb or min_disk_mb if '
@@ -220,7 +230,7 @@ def check(view, params):
         'cgroup': {'version': groups['version'], 'memory': groups['memory']},
         'ports': ports, 'ports_in_use': in_use,
         'min_cpus': min_cpus, 'min_memory_mb': min_memory_mb, 'min_disk_mb': min_disk_mb,
-        'datastore': store, 'unknown_variables': unknown,
+        'datastore': store, 'unknown_variables': unknown, 'selinux': selinux,
     }, warnings=warnings)
 
 
@@ -286,6 +296,46 @@ def _check_ports(view, ports, fresh, problems):
             _problem(problems, 'ports', 'TCP port %d is already in use (something listens on %s); k3s cannot start while another '
                                         'program holds it' % (port, addresses))
     return in_use
+
+
+def selinux_enforcing(view):
+    """True when the kernel enforces SELinux, False when it does not (permissive, or no selinuxfs), None when the mode
+    file holds something else."""
+    data = view.read(SELINUX_ENFORCE)
+    if data is None:
+        return False
+    value = data.strip()
+    return True if value == b'1' else False if value == b'0' else None
+
+
+def _true(value):
+    """k3s's boolean flag from a config value (true, "true"; go-yaml v2 reads yes/on as true too)."""
+    return value is True or (isinstance(value, str) and value.strip().lower() == 'true')
+
+
+def selinux_configured(view, given, warnings):
+    """Whether k3s will run with --selinux: ``given`` (what the role writes) when not None, else what k3s's own
+    config files on the node say."""
+    if given is not None:
+        return _true(given)
+    try:
+        docs = _service.config_documents(view, _service.config_files(view, K3S_CONFIG), warnings=warnings)
+    except _service.ServiceError as e:
+        warnings.append('k3s\'s config files could not be read for its selinux option: %s' % e)
+        return False
+    return _true(dict(k3s_config.merge(docs)).get('selinux'))
+
+
+def _check_selinux(view, given, problems, warnings):
+    """{enforcing, configured}; a problem when the kernel enforces SELinux and k3s is not configured for it."""
+    enforcing = selinux_enforcing(view)
+    configured = selinux_configured(view, given, warnings) if enforcing else (None if given is None else _true(given))
+    if enforcing and not configured:
+        _problem(problems, 'selinux', 'SELinux is enforcing on this host (%s is 1) and k3s is not configured for it; %s'
+                 % (SELINUX_ENFORCE, SELINUX_HINT))
+    elif enforcing is None:
+        warnings.append('%s holds neither 0 nor 1: whether SELinux enforces is unknown' % SELINUX_ENFORCE)
+    return {'enforcing': enforcing, 'configured': configured}
 
 
 DATASTORE_KIND = {'sqlite': 'a SQLite datastore', 'etcd': 'an embedded etcd datastore'}

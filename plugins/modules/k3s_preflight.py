@@ -22,6 +22,7 @@ description:
   - On a server it also reads what it keeps under O(data_dir) - a datastore (C(server/db/etcd), C(server/db/state.db))
     and the cluster its C(server/token) names - and refuses one that is to join another server's cluster (O(joins))
     while it holds a cluster of its own, which the join would leave behind, unless O(discard_datastore) allows it.
+  - Says when the kernel enforces SELinux and k3s is not configured for it (O(selinux)).
   - Names each of O(variables) that starts with the prefix of one of the collection's roles and is no variable of
     theirs nor of a playbook the collection ships, with the nearest name, in a warning (a misspelt option is otherwise
     ignored in silence).
@@ -102,6 +103,13 @@ options:
         the caller to move C(server/db) and C(server/token) aside before the join, and a warning says so.
     type: bool
     default: false
+  selinux:
+    description:
+      - Whether k3s is to run with C(selinux) (k3s's C(--selinux)), as the role writes it.
+      - Not given - what k3s's own config files on the node say (C(/etc/rancher/k3s/config.yaml) and C(config.yaml.d)).
+      - When the kernel enforces SELinux (C(/sys/fs/selinux/enforce) is C(1)) and k3s is not configured for it, that is
+        a problem (check C(selinux)) - k3s would run its containers without SELinux support.
+    type: bool
   variables:
     description:
       - Names of the inventory's variables for this host. Each that starts with a prefix of the collection's roles
@@ -245,6 +253,12 @@ min_disk_mb:
   returned: always
   type: int
   sample: 4096
+selinux:
+  description: C(enforcing) (true, false, or null when C(/sys/fs/selinux/enforce) holds something else) and C(configured)
+    (whether k3s runs with C(selinux); null when SELinux does not enforce and O(selinux) was not given).
+  returned: always
+  type: dict
+  sample: {enforcing: true, configured: false}
 datastore:
   description: What a server keeps under O(data_dir) (empty for an agent).
   returned: always
@@ -298,6 +312,7 @@ ARGUMENT_SPEC = dict(
     join_cluster=dict(type='str', default=''),
     discard_datastore=dict(type='bool', default=False),
     variables=dict(type='list', elements='str', default=[]),
+    selinux=dict(type='bool'),
 )
 
 

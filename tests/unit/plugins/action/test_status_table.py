@@ -16,6 +16,7 @@ from unittest.mock import MagicMock
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.action import status_table
+from ansible_collections.baremetal.k3s.plugins.plugin_utils import _report_file
 
 HOSTS = ['server-1', 'server-2', 'server-3']
 
@@ -161,7 +162,7 @@ def test_unwritable_directory_is_a_clear_error(fake_display, tmp_path, monkeypat
         raise PermissionError(13, 'Permission denied')
 
     # as root a mode-0500 directory would still be writable, so refuse the way the kernel would
-    monkeypatch.setattr(status_table.tempfile, 'mkstemp', denied)
+    monkeypatch.setattr(_report_file.tempfile, 'mkstemp', denied)
     result = run({'hosts': HOSTS, 'json_path': str(tmp_path / 'status.json')})
     assert result['failed'] is True
     assert result['msg'] == ('json_path %s: cannot create a file in %s: Permission denied; give a writable directory'
@@ -176,7 +177,7 @@ def test_failed_write_leaves_the_old_file_and_no_partial_one(fake_display, tmp_p
     def full_disk(*args, **kwargs):
         raise OSError(28, 'No space left on device')
 
-    monkeypatch.setattr(status_table.os, 'fsync', full_disk)
+    monkeypatch.setattr(_report_file.os, 'fsync', full_disk)
     result = run({'hosts': HOSTS, 'json_path': str(path)})
     assert result['failed'] is True
     assert result['msg'] == 'json_path %s: cannot write it: No space left on device' % path
@@ -190,7 +191,7 @@ def test_interrupted_write_leaves_no_partial_file(fake_display, tmp_path, monkey
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(status_table.os, 'replace', interrupted)
+    monkeypatch.setattr(_report_file.os, 'replace', interrupted)
     with pytest.raises(KeyboardInterrupt):
         run({'hosts': HOSTS, 'json_path': str(path)})
     assert not path.exists() and leftovers(tmp_path) == []

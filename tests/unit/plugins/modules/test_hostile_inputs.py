@@ -36,6 +36,9 @@ from ansible_collections.baremetal.k3s.plugins.modules import (
     k3s_service,
     k3s_service_arg,
     node_lease,
+    pod_security_admission,
+    pod_security_labels,
+    pod_security_report,
     readiness_configmap,
     rollback,
     scheduler_config,
@@ -110,6 +113,17 @@ NAMES = [
      'a registry name'),
     (static_pod_arg, {'path': '/etc/kubernetes/manifests/kube-scheduler.yaml', 'arg': '--config=/etc/x.yaml',
                       'volume_prefix': 'bk3s{}'}, 'volume_prefix', 'a volume name'),
+    (pod_security_admission, {'path': '/etc/rancher/k3s/psa.yaml', 'exempt_namespaces': ['kube-system', 'ops{}']},
+     'exempt_namespaces[1]', 'the admission configuration'),
+    (pod_security_admission, {'path': '/etc/rancher/k3s/psa.yaml', 'exempt_runtime_classes': ['nvidia{}']},
+     'exempt_runtime_classes[0]', 'the admission configuration'),
+    (pod_security_admission, {'path': '/etc/rancher/k3s/psa.yaml', 'exempt_usernames': ['alice{}']},
+     'exempt_usernames[0]', 'the admission configuration'),
+    (pod_security_report, {'kubectl': KUBECTL, 'namespaces': ['shop{}']}, 'namespaces[0]', 'a kubectl argument'),
+    (pod_security_report, {'kubectl': KUBECTL, 'exempt_namespaces': ['kube-system{}']}, 'exempt_namespaces[0]',
+     'the report'),
+    (pod_security_labels, {'kubectl': KUBECTL, 'namespaces': {'ops{}': {'enforce': 'privileged'}}}, 'namespaces key',
+     'a kubectl argument'),
 ]
 
 

@@ -450,7 +450,7 @@ REVIEWED = {('module_utils/_backup.py', 'os.chmod(')}
 def test_one_writer_no_module_writes_a_file_but_through_io():
     """Every write of a file or directory on the node goes through module_utils/_io.py (locked, fsynced, put back on
     failure; _lock.py is its lock files): no module or other module_utils renames, links, fsyncs, makes or removes a
-    file itself. (plugins/action/status_table.py writes the status JSON on the controller, not on a node.)"""
+    file itself. (plugin_utils/_report_file.py writes the report JSON files on the controller, not on a node.)"""
     found = []
     for kind in ('module_utils', 'modules'):
         for name in sorted(os.listdir(os.path.join(PLUGINS, kind))):

@@ -384,3 +384,50 @@ def test_known_variables_give_no_warning(node):
     r = module_ok(k3s_preflight, {'variables': ['k3s_agent_config', 'k3s_server_join_discard_datastore', 'k3s_agent_serial',
                                                 'k3s_reset_confirm', 'scheduler_extender_url', 'k3s_user_name']})
     assert r['unknown_variables'] == [] and r['warnings'] == []
+
+
+# -- SELinux: the kernel's mode (/sys/fs/selinux/enforce) against k3s's selinux option --------------------------------
+@pytest.mark.parametrize('enforce, given, files, problem, facts', [
+    # no selinuxfs: SELinux is not enabled
+    (None, None, {}, False, {'enforcing': False, 'configured': None}),
+    ('0\n', None, {}, False, {'enforcing': False, 'configured': None}),
+    ('0\n', False, {}, False, {'enforcing': False, 'configured': False}),
+    ('1\n', None, {}, True, {'enforcing': True, 'configured': False}),
+    ('1', False, {}, True, {'enforcing': True, 'configured': False}),
+    ('1\n', True, {}, False, {'enforcing': True, 'configured': True}),
+    # what k3s's own config files say, when the role does not say it
+    ('1\n', None, {'/etc/rancher/k3s/config.yaml': 'selinux: true\n'}, False, {'enforcing': True, 'configured': True}),
+    ('1\n', None, {'/etc/rancher/k3s/config.yaml.d/10-os.yaml': 'selinux: "true"\n'}, False,
+     {'enforcing': True, 'configured': True}),
+    # a later file replaces the key
+    ('1\n', None, {'/etc/rancher/k3s/config.yaml': 'selinux: true\n',
+                   '/etc/rancher/k3s/config.yaml.d/90-off.yaml': 'selinux: false\n'}, True,
+     {'enforcing': True, 'configured': False}),
+    # the role's own value wins over the node's files (its file sorts after them)
+    ('1\n', False, {'/etc/rancher/k3s/config.yaml': 'selinux: true\n'}, True, {'enforcing': True, 'configured': False}),
+])
+def test_selinux_enforcing_without_k3s_configured_for_it_is_a_problem(node, enforce, given, files, problem, facts):
+    healthy(node)
+    if enforce is not None:
+        node.write('/sys/fs/selinux/enforce', enforce)
+    for path, text in files.items():
+        node.write(path, text)
+    args = {'fail': False}
+    if given is not None:
+        args['selinux'] = given
+    r = module_ok(k3s_preflight, args)
+    assert r['selinux'] == facts
+    found = [p for p in r['problems'] if p['check'] == 'selinux']
+    assert bool(found) is problem
+    if problem:
+        assert '/sys/fs/selinux/enforce is 1' in found[0]['msg'] and 'selinux: true' in found[0]['msg']
+        assert 'k3s-selinux' in found[0]['msg']
+        assert 'selinux: SELinux is enforcing on this host' in r['msg']
+
+
+def test_selinux_mode_file_with_another_value_is_a_warning(node):
+    healthy(node)
+    node.write('/sys/fs/selinux/enforce', 'x\n')
+    r = module_ok(k3s_preflight, {'fail': False})
+    assert r['selinux']['enforcing'] is None and r['ok'] is True
+    assert any('holds neither 0 nor 1' in w for w in r['warnings']), r
