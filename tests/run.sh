@@ -41,7 +41,7 @@ summary() {
   echo "================================ summary ================================"
   printf '%s\n' "${RESULTS[@]}"
   echo "total time: ${total}s; CPU busy ${busy}s of $((total * $(nproc)))s ($(nproc) cores)"
-  echo "budget (README, Tests): 2700s warm, 4200s on a fresh machine"
+  echo "budget (docs/testing.md, Time budget): 2700s warm, 4200s on a fresh machine"
   echo "the five longest stages (jobs of the pool overlap):"
   printf '%s\n' "${RESULTS[@]}" | awk '{t = $2; sub(/s$/, "", t); $1 = $2 = ""; sub(/^ +/, ""); printf "%6ds  %s\n", t, $0}' \
     | sort -rn | head -n 5

@@ -2,9 +2,9 @@
 # Copyright (c) 2026, baremetal.k3s contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""README.md's inventory examples work as written, together.
+"""The inventory examples of README.md and the guides (docs/*.md) work as written, together.
 
-Every ```yaml block of the README that is an inventory (``all:`` with ``vars``, ``children`` or
+Every ```yaml block of the README or a guide that is an inventory (``all:`` with ``vars``, ``children`` or
 ``hosts``) is read as YAML; each variable it sets with a role's prefix must be one the collection has
 (_variables.KNOWN); and no variable one example sets is shadowed by another example: set there in a
 group that wins over this example's (a named group over ``all``, a host over its groups), where a
@@ -21,18 +21,39 @@ import yaml
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _variables
 
-README = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'README.md')
+ROOT = os.path.join(os.path.dirname(__file__), '..', '..', '..')
+# where each inventory example lives: the two quick starts on the front page, the registries in their guide
+WHERE = {'README.md': 2, os.path.join('docs', 'registries.md'): 1}
 BLOCK = re.compile(r'^```yaml\n(.*?)^```', re.M | re.S)
 
 
-def inventories(text):
-    """[(line number, parsed inventory)] of the README's YAML blocks that are inventories."""
+def inventories(text, name=None):
+    """[(line number, parsed inventory)] of a Markdown text's YAML blocks that are inventories.
+
+    With ``name``, the line number is given as ``name:line``.
+    """
     out = []
     for match in BLOCK.finditer(text):
         data = yaml.safe_load(match.group(1))
         if isinstance(data, dict) and isinstance(data.get('all'), dict) and \
                 set(data['all']) & {'vars', 'children', 'hosts'}:
-            out.append((text.count('\n', 0, match.start()) + 1, data))
+            line = text.count('\n', 0, match.start()) + 1
+            out.append(('%s:%d' % (name, line) if name else line, data))
+    return out
+
+
+def documents():
+    """README.md and every guide under docs/, as paths relative to the checkout."""
+    return ['README.md'] + sorted(os.path.join('docs', f) for f in os.listdir(os.path.join(ROOT, 'docs'))
+                                  if f.endswith('.md'))
+
+
+def all_inventories():
+    """[(file:line, parsed inventory)] over README.md and the guides."""
+    out = []
+    for name in documents():
+        with open(os.path.join(ROOT, name)) as f:
+            out.extend(inventories(f.read(), name))
     return out
 
 
@@ -54,18 +75,18 @@ def settings(inventory):
     return out
 
 
-def test_the_readme_has_the_inventories():
-    with open(README) as f:
+@pytest.mark.parametrize('name, count', sorted(WHERE.items()))
+def test_the_documents_have_the_inventories(name, count):
+    with open(os.path.join(ROOT, name)) as f:
         found = inventories(f.read())
-    assert len(found) >= 3  # the two quick starts, the registries
+    assert len(found) >= count, '%s: %d inventory examples, expected %d' % (name, len(found), count)
 
 
 def test_inventory_variables_are_the_collections():
-    with open(README) as f:
-        found = inventories(f.read())
+    found = all_inventories()
     unknown = [(line, var) for line, inv in found for var, dummy, dummy2 in settings(inv)
                if var.startswith(_variables.PREFIXES) and var not in _variables.KNOWN]
-    assert not unknown, 'README examples set variables no role or playbook has: %s' % unknown
+    assert not unknown, 'README/guide examples set variables no role or playbook has (file:line, variable): %s' % unknown
 
 
 def shadowed(examples):
@@ -85,11 +106,11 @@ def shadowed(examples):
 
 
 def test_no_example_shadows_another():
-    with open(README) as f:
-        found = inventories(f.read())
+    found = all_inventories()
+    assert len(found) >= sum(WHERE.values())
     assert shadowed(found) == [], (
-        'README: a variable one example sets is replaced by another example\'s group or host (variable, line of the '
-        'example that loses it, line of the one that wins)')
+        'README and guides: a variable one example sets is replaced by another example\'s group or host (variable, '
+        'file:line of the example that loses it, file:line of the one that wins)')
 
 
 @pytest.mark.parametrize('other, expected', [
