@@ -109,3 +109,12 @@ def test_broken_links_are_found(text, expected):
 ])
 def test_anchors_as_github_makes_them(heading, anchor):
     assert anchor in anchors(heading + '\n')
+
+
+@pytest.mark.parametrize('path', documents(), ids=lambda p: os.path.relpath(p, ROOT))
+def test_code_fences_are_closed(path):
+    # an unclosed fence turns the rest of the page into code (and hides its links from the test above)
+    with open(path) as f:
+        fences = [n for n, line in enumerate(f, 1) if line.startswith('```')]
+    assert len(fences) % 2 == 0, '%s: a code fence is not closed (fences at lines %s)' % (
+        os.path.relpath(path, ROOT), fences)
