@@ -122,3 +122,38 @@ def test_shadowing_is_found(other, expected):
     server = {'vars': {'k3s_server_config': {'tls-san': ['x']}}, 'hosts': {'s1': {}}}
     quick_start = {'all': {'children': {'server': server}}}
     assert shadowed([(1, quick_start), (2, other)]) == expected
+
+
+def feature_proofs(text):
+    """[(feature, [names in backquotes of its 'proved by' cell])] of the README's feature table."""
+    section = text.split('\n## Features\n', 1)[1].split('\n## ', 1)[0]
+    rows = [line for line in section.split('\n') if line.startswith('|')][2:]
+    return [(row.split('|')[1].strip(), re.findall(r'`([^`]+)`', row.split('|')[2])) for row in rows]
+
+
+def unproven(rows, scenarios, exists):
+    """[(feature, problem)]: a row that names no proof, or a proof that is no scenario and no file."""
+    out = []
+    for feature, names in rows:
+        if not names:
+            out.append((feature, 'names no scenario or test'))
+        out.extend((feature, name) for name in names if name not in scenarios and not exists(name))
+    return out
+
+
+def test_every_feature_names_an_existing_scenario_or_test():
+    with open(os.path.join(ROOT, 'README.md')) as f:
+        rows = feature_proofs(f.read())
+    scenarios = set(os.listdir(os.path.join(ROOT, 'extensions', 'molecule')))
+    assert len(rows) >= 15
+    assert unproven(rows, scenarios, lambda name: os.path.exists(os.path.join(ROOT, name))) == []
+
+
+@pytest.mark.parametrize('row, expected', [
+    ('| a | `fleet`, new-user run (`tests/product.sh`) |', []),
+    ('| a | `flet` |', [('a', 'flet')]),
+    ('| a | by hand |', [('a', 'names no scenario or test')]),
+])
+def test_unproven_is_found(row, expected):
+    text = '\n## Features\n\n| feature | proved by |\n|---|---|\n%s\n\n## Status\n' % row
+    assert unproven(feature_proofs(text), {'fleet'}, lambda name: name == 'tests/product.sh') == expected
