@@ -113,6 +113,11 @@ galaxy_build() {  # the built artifact holds the collection and nothing of the t
     echo "build_ignore leaks the files above into the collection artifact" >&2
     return 1
   fi
+  # the guides and the role READMEs ship: Galaxy and Automation Hub show a role's README on its page
+  local want
+  for want in README.md docs/fleet.md docs/developing.md $(cd "$BK3S_ROOT" && ls roles/*/README.md); do
+    grep -qx "$want" <<<"$listing" || { echo "the collection artifact lacks $want" >&2; return 1; }
+  done
   echo "collection artifact: $(wc -l <<<"$listing") entries"
 }
 
