@@ -36,6 +36,7 @@ OPENRC_SVCDIRS = ('/run/openrc',)
 OPENRC_STATES = (('started', 'active'), ('starting', 'activating'), ('stopping', 'deactivating'),
                  ('failed', 'failed'), ('inactive', 'inactive'))
 BTIME_TOLERANCE = 1.5
+BOOT_RESOLUTION = 0.001  # the boot time from the clocks, to the millisecond
 # where the kubelet writes the logs of static pods' containers
 POD_LOG_ROOT = '/var/log/pods'
 
@@ -207,9 +208,13 @@ def boot_time(view):
     btime = view.boot_time()
     clock = view.clock
     if clock is not None:
-        derived = clock.realtime() - clock.boottime()
+        # the two clocks are read one after the other: the gap between the reads makes the difference
+        # smaller by a few microseconds, more when the process is preempted between them. The closest
+        # of three readings, to the millisecond, gives the same boot time (and so the same start of a
+        # process) on every read: a caller may compare two reads of one process for equality.
+        derived = round(max(clock.realtime() - clock.boottime() for _ in range(3)), 3)
         if btime is None or abs(derived - btime) <= BTIME_TOLERANCE:
-            return derived, 0.0
+            return derived, BOOT_RESOLUTION
     if btime is None:
         return None, None
     return float(btime), 1.0

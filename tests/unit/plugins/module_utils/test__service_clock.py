@@ -237,7 +237,7 @@ def test_process_start_uses_clocks_when_they_agree_with_btime(tmp_path):
     view = make_proc(tmp_path, btime=BASE - 1001, procs=[(7, 'k3s-server', 'S', 1, 99000, ['/usr/local/bin/k3s', 'server'])], clock=clock)
     start = sc.process_start(view, 7, ticks=100)
     assert start['started_at'] == pytest.approx(BASE - 1000.4 + 990)
-    assert start['resolution'] == pytest.approx(0.01)
+    assert start['resolution'] == pytest.approx(0.011)  # a clock tick, and the boot time's millisecond
     assert start['cmdline'] == ['/usr/local/bin/k3s', 'server']
 
 
@@ -477,3 +477,26 @@ def test_without_a_change_time_the_first_look_is_the_baseline():
     watch = sc.CrashWatch(since_known=False)
     assert feed(watch, [look(restarted=None, n=7), look(restarted=None, n=8), look(restarted=None, n=9)]) == [False, False, True]
     assert sc.CrashWatch(since_known=False).update(look(restarted=None, n=7)) is False
+
+
+class JitterClock(FakeClock):
+    """The boot clock read a few microseconds after the wall clock, by a different gap each time (a busy node)."""
+
+    def __init__(self, gaps, **kwargs):
+        super().__init__(**kwargs)
+        self.gaps = list(gaps)
+
+    def boottime(self):
+        return self.up + self.t + self.gaps.pop(0)
+
+
+def test_one_process_has_one_start_whatever_the_gap_between_the_clock_reads(tmp_path):
+    # k3s_info's started_at tells one k3s process from the next: two reads of the same process must
+    # give the same start, though the two clocks are never read at the same instant
+    procs = [(7, 'k3s-server', 'S', 1, 99000, ['/usr/local/bin/k3s', 'server'])]
+    first = make_proc(tmp_path / 'a', btime=BASE - 1001, procs=procs, clock=JitterClock([2e-6, 3e-6, 1e-6], up=1000.4))
+    second = make_proc(tmp_path / 'b', btime=BASE - 1001, procs=procs, clock=JitterClock([250e-6, 1e-6, 40e-6], up=1000.4))
+    a, b = sc.process_start(first, 7, ticks=100), sc.process_start(second, 7, ticks=100)
+    assert sc.to_iso(a['started_at']) == sc.to_iso(b['started_at'])
+    assert a['started_at'] == pytest.approx(BASE - 1000.4 + 990, abs=0.001)
+    assert a['resolution'] == pytest.approx(0.011)
