@@ -212,7 +212,7 @@ def boot_time(view):
         # smaller by a few microseconds, more when the process is preempted between them. The closest
         # of three readings, to the millisecond, gives the same boot time (and so the same start of a
         # process) on every read: a caller may compare two reads of one process for equality.
-        derived = round(max(clock.realtime() - clock.boottime() for _ in range(3)), 3)
+        derived = round(max(clock.realtime() - clock.boottime() for _reading in range(3)), 3)
         if btime is None or abs(derived - btime) <= BTIME_TOLERANCE:
             return derived, BOOT_RESOLUTION
     if btime is None:
