@@ -7,12 +7,13 @@
     nodes.py create PLATFORMS_JSON
     nodes.py destroy PLATFORMS_JSON
 
-PLATFORMS_JSON is molecule's ``platforms`` list as create.yml and destroy.yml pass it. The keys the
-scenarios use are read: name, hostname, image, command, capabilities, security_opts, cgroupns_mode,
-tmpfs, volumes, networks/docker_networks, env; any other key is refused by name, so that a platform
-option no container would get is never dropped in silence. Molecule's docker driver does the same
-through one Ansible module call per container and per network (25-50 s per scenario here, most of
-it Ansible's own work); one ``docker run`` per node, started together, takes a few seconds.
+create returns once every systemd node has finished booting. PLATFORMS_JSON is molecule's
+``platforms`` list as create.yml and destroy.yml pass it. The keys the scenarios use are read:
+name, hostname, image, command, capabilities, security_opts, cgroupns_mode, tmpfs, volumes,
+networks/docker_networks, env; any other key is refused by name, so that a platform option no
+container would get is never dropped in silence. Molecule's docker driver does the same through
+one Ansible module call per container and per network (25-50 s per scenario here, most of it
+Ansible's own work); one ``docker run`` per node, started together, takes a few seconds.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 KNOWN = {
@@ -28,6 +30,7 @@ KNOWN = {
     'children',
 }
 LABEL = 'owner=molecule'  # what molecule's own reset looks for
+BOOT_TIMEOUT = 180  # seconds for a node's systemd to finish booting
 
 
 def docker(*argv, check=True):
@@ -60,6 +63,27 @@ def run_argv(platform):
     return argv, nets[1:]
 
 
+def wait_booted(platform):
+    """Return once the node's systemd has finished booting (running or degraded).
+
+    ``docker run`` returns before systemd in the container listens on its bus: a ``systemctl``
+    run at once fails with "Failed to connect to bus" and prints nothing, so a scenario's first
+    play would fail on a fast machine. Nodes of another init are left to their scenario.
+    """
+    if 'systemd' not in (platform.get('command') or ''):
+        return
+    deadline = time.monotonic() + BOOT_TIMEOUT
+    while True:
+        proc = docker('exec', platform['name'], 'systemctl', 'is-system-running', '--wait', check=False)
+        state = proc.stdout.strip()
+        if state in ('running', 'degraded'):
+            return
+        if state not in ('', 'offline', 'initializing', 'starting') or time.monotonic() > deadline:
+            raise SystemExit('%s: systemd did not finish booting (state %r, %s)'
+                             % (platform['name'], state, proc.stderr.strip() or 'no message'))
+        time.sleep(0.5)
+
+
 def create(platforms):
     for net in sorted({n for p in platforms for n in networks(p)}):
         if docker('network', 'inspect', net, check=False).returncode != 0:
@@ -71,6 +95,7 @@ def create(platforms):
         docker(*argv)
         for net in more:
             docker('network', 'connect', net, platform['name'])
+        wait_booted(platform)
         return platform['name']
 
     with ThreadPoolExecutor(max_workers=len(platforms) or 1) as pool:
