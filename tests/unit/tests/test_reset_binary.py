@@ -113,3 +113,42 @@ def test_keep_binary_keeps_it_all(playbook, paths):
     results = _reset(playbook, paths, k3s_node_reset_keep_binary=True)
     assert sorted(os.listdir(bin_dir)) == ['.k3s.baremetal-k3s.sha256', 'k3s']
     assert 'k3s_reset_keep_binary is set' in results[STAYS]['msg']
+
+
+# the stat tasks that read a binary's sha256 on the node, by name
+SHA_READS = ('Read the sha256 of the binary in place before the install (a binary whose bytes this run changes is '
+             'recorded)', 'Read the sha256 of the binary in place', 'Read what is in place of each artifact (its sha256, '
+             'mode and owner)')
+
+
+def _sha_reads(results):
+    """The reads that ran, in the order they ran."""
+    return [name for name, r in results.items() if name in SHA_READS and not r.get('skipped')]
+
+
+def test_a_run_that_changes_nothing_reads_the_binary_once(playbook, paths):
+    """The binary in place as given: one read of its sha256 (with the other artifacts), nothing copied, no record."""
+    bin_dir = paths['k3s_node_bin_dir']
+    with open(os.path.join(bin_dir, 'k3s'), 'wb') as f:
+        f.write(BINARY)
+    os.chmod(os.path.join(bin_dir, 'k3s'), 0o755)
+    rc, results, err = playbook(INSTALL, paths)
+    assert rc == 0, err
+    assert _sha_reads(results) == [SHA_READS[2]], _sha_reads(results)
+    assert os.listdir(bin_dir) == ['k3s']
+
+
+@pytest.mark.parametrize('before, recorded', [
+    (b'another k3s, put there by other hands', True),  # other bytes: the roles placed the new ones
+    (BINARY, False),  # the same bytes with another mode: the mode is set, the bytes are not the roles'
+])
+def test_the_sha256_read_before_the_install_decides_the_record(playbook, paths, before, recorded):
+    bin_dir = paths['k3s_node_bin_dir']
+    with open(os.path.join(bin_dir, 'k3s'), 'wb') as f:
+        f.write(before)
+    os.chmod(os.path.join(bin_dir, 'k3s'), 0o700)
+    rc, results, err = playbook(INSTALL, paths)
+    assert rc == 0, err
+    assert os.stat(os.path.join(bin_dir, 'k3s')).st_mode & 0o777 == 0o755
+    assert sorted(os.listdir(bin_dir)) == (['.k3s.baremetal-k3s.sha256', 'k3s'] if recorded else ['k3s'])
+    assert _sha_reads(results) == [SHA_READS[2], SHA_READS[1]]  # before the install, then what it placed
