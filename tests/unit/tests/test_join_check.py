@@ -65,8 +65,8 @@ def fixture_host():
     (False, True, True, True, True),     # only the supervisor port does: asked there too, served
     (False, False, False, True, False),  # neither: both named with their answers
 ])
-def test_the_supervisor_port_is_asked_only_when_the_join_url_gave_no_ca(playbook, host, url_ca, supervisor,
-                                                                         supervisor_ca, asked, served):
+def test_the_supervisor_port_is_asked_only_when_the_join_url_gave_no_ca(
+        playbook, host, url_ca, supervisor, supervisor_ca, asked, served):
     servers = [_serve(host, 6443, url_ca)] + ([_serve(host, 9345, supervisor_ca)] if supervisor else [])
     try:
         rc, results, err = playbook(PLAYBOOK, {'k3s_node_join_url': 'http://%s:6443/' % host})
