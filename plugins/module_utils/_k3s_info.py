@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _binary
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
 from ansible_collections.baremetal.k3s.plugins.module_utils import _pending
@@ -375,9 +377,34 @@ def scratch_left(view, dirs, warnings):
     return found
 
 
+def file_facts(view, paths, warnings):
+    """[{path, exists, sha256, mode, uid, gid}] of each of ``paths`` as it is (a symbolic link is not followed, as
+    Ansible's stat does not): the sha256 of a regular file read in blocks, '' for anything else (a link, a directory, a
+    FIFO: never waited on) and for a file that cannot be read (with a warning); ``mode`` the permission bits in four
+    octal digits ('' when it does not exist), owner and group -1 when it does not exist."""
+    out = []
+    for path in paths:
+        if not os.path.isabs(path):
+            raise PlanError('sha256_files: %s is not an absolute path; give the files to read as absolute paths.'
+                            % _terminal.escape(path))
+        st = view.lstat(path)
+        if st is None:
+            out.append({'path': path, 'exists': False, 'sha256': '', 'mode': '', 'uid': -1, 'gid': -1})
+            continue
+        digest = ''
+        if stat.S_ISREG(st.st_mode):
+            try:
+                digest = _binary.file_sha256(view, path)
+            except PlanError as e:
+                warnings.append('%s: its sha256 is not read (%s)' % (path, e.msg))
+        out.append({'path': path, 'exists': True, 'sha256': digest, 'mode': '%04o' % stat.S_IMODE(st.st_mode),
+                    'uid': st.st_uid, 'gid': st.st_gid})
+    return out
+
+
 def gather(view, params, found=None):
     """The Plan (no changes; facts = the module's result) for ``params`` (platform, service, manifest_path,
-    scratch_dirs).
+    scratch_dirs, sha256_files).
 
     ``found`` (a set: the module passes its ``no_log_values``) receives the secret values read.
     """
@@ -385,6 +412,7 @@ def gather(view, params, found=None):
     try:
         facts, warnings = _gather(view, params, found)
         facts['scratch_left'] = scratch_left(view, params.get('scratch_dirs') or [], warnings)
+        facts['sha256_files'] = file_facts(view, params.get('sha256_files') or [], warnings)
     except PlanError as e:
         e.msg = secrets.hide_message(e.msg, found)
         e.args = (e.msg,)
