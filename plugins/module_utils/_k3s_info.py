@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _binary
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
 from ansible_collections.baremetal.k3s.plugins.module_utils import _pending
@@ -29,7 +31,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _service as s
 from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import expand_argv
-from ansible_collections.baremetal.k3s.plugins.module_utils._view import RunTimeout
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import RunTimeout, ViewError
 
 SCHEDULER_FLAG = 'kube-scheduler-arg'
 # A version as k3s, RKE2 and the Kubernetes images write it (v1.31.4+k3s1, v1.29.3-rc1+rke2r1, v1.36.3), whole.
@@ -346,14 +348,71 @@ def gather_static_pod(view, manifest_path, platform=_platform.KUBEADM, service=N
     return result
 
 
+# The scratch directories the collection's runs make: an upgrade's beside the binary (a whole new binary in each), a
+# download's in the node's temporary directory. A run removes its own at its end; one that was killed leaves them.
+SCRATCH_PREFIXES = ('.baremetal-k3s-upgrade.', 'baremetal-k3s-fetch.')
+
+
+def scratch_left(view, dirs, warnings):
+    """[{path, uid}] of the scratch directories (``SCRATCH_PREFIXES``) directly in each of ``dirs``, in their order and
+    by name: real directories only (a symbolic link of such a name is not one), with their owner's uid, for the caller
+    to remove root's. A directory of ``dirs`` that is missing lists nothing; one that cannot be listed, a warning."""
+    found = []
+    for where in dirs:
+        if not os.path.isabs(where):
+            raise PlanError('scratch_dirs: %s is not an absolute path; give the directories to look in as absolute paths '
+                            '(the binary\'s directory, the node\'s temporary directory).' % _terminal.escape(where))
+        try:
+            names = view.listdir(where) or []
+        except ViewError as e:
+            warnings.append('%s; the scratch directories a killed run left there are not listed.' % e)
+            continue
+        for name in names:
+            path = os.path.join(where, name)
+            if not name.startswith(SCRATCH_PREFIXES) or view.islink(path) or not view.isdir(path):
+                continue
+            st = view.stat(path)
+            if st is not None:
+                found.append({'path': path, 'uid': st.st_uid})
+    return found
+
+
+def file_facts(view, paths, warnings):
+    """[{path, exists, sha256, mode, uid, gid}] of each of ``paths`` as it is (a symbolic link is not followed, as
+    Ansible's stat does not): the sha256 of a regular file read in blocks, '' for anything else (a link, a directory, a
+    FIFO: never waited on) and for a file that cannot be read (with a warning); ``mode`` the permission bits in four
+    octal digits ('' when it does not exist), owner and group -1 when it does not exist."""
+    out = []
+    for path in paths:
+        if not os.path.isabs(path):
+            raise PlanError('sha256_files: %s is not an absolute path; give the files to read as absolute paths.'
+                            % _terminal.escape(path))
+        st = view.lstat(path)
+        if st is None:
+            out.append({'path': path, 'exists': False, 'sha256': '', 'mode': '', 'uid': -1, 'gid': -1})
+            continue
+        digest = ''
+        if stat.S_ISREG(st.st_mode):
+            try:
+                digest = _binary.file_sha256(view, path)
+            except PlanError as e:
+                warnings.append('%s: its sha256 is not read (%s)' % (path, e.msg))
+        out.append({'path': path, 'exists': True, 'sha256': digest, 'mode': '%04o' % stat.S_IMODE(st.st_mode),
+                    'uid': st.st_uid, 'gid': st.st_gid})
+    return out
+
+
 def gather(view, params, found=None):
-    """The Plan (no changes; facts = the module's result) for ``params`` (platform, service, manifest_path).
+    """The Plan (no changes; facts = the module's result) for ``params`` (platform, service, manifest_path,
+    scratch_dirs, sha256_files).
 
     ``found`` (a set: the module passes its ``no_log_values``) receives the secret values read.
     """
     found = set() if found is None else found
     try:
         facts, warnings = _gather(view, params, found)
+        facts['scratch_left'] = scratch_left(view, params.get('scratch_dirs') or [], warnings)
+        facts['sha256_files'] = file_facts(view, params.get('sha256_files') or [], warnings)
     except PlanError as e:
         e.msg = secrets.hide_message(e.msg, found)
         e.args = (e.msg,)

@@ -187,6 +187,10 @@ class View:
         """``os.stat`` of ``path`` (symlinks followed), None when it does not exist."""
         return self._stat(path)
 
+    def lstat(self, path):
+        """``os.lstat`` of ``path`` (a symlink itself, not its target), None when it does not exist."""
+        return self._stat(path, follow=False)
+
     def exists(self, path):
         return self._stat(path) is not None
 

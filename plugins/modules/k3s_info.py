@@ -52,6 +52,25 @@ options:
       - The kube-scheduler static pod manifest of a kubeadm control plane, C(/etc/kubernetes/manifests/kube-scheduler.yaml)
         when not given.
     type: path
+  scratch_dirs:
+    description:
+      - Directories to list the scratch directories of the collection's runs in (RV(scratch_left)) - an upgrade's
+        C(.baremetal-k3s-upgrade.*) beside the binary, a download's C(baremetal-k3s-fetch.*) in the node's temporary
+        directory - which a run that was killed leaves behind. Absolute paths; each is listed once, not recursed into.
+      - The roles k3s_server and k3s_agent give the binary's directory and the temporary directory, so that the read
+        before their install says what to remove, without a search of its own.
+    type: list
+    elements: path
+    default: []
+  sha256_files:
+    description:
+      - Files to read the sha256, mode and owner of (RV(sha256_files)), in the same read - the roles k3s_server and
+        k3s_agent give the k3s binary they install, so that the install does not read it again.
+      - Absolute paths; a symbolic link is not followed (as M(ansible.builtin.stat) does not), and only a regular file is
+        read (in blocks; a FIFO or a device is never waited on).
+    type: list
+    elements: path
+    default: []
 requirements:
   - PyYAML on the node, to read k3s's and RKE2's config files (Debian and Ubuntu C(python3-yaml), EL C(python3-pyyaml),
     SUSE C(python3-PyYAML))
@@ -415,6 +434,51 @@ missing_token_files:
   type: list
   elements: str
   sample: [/etc/rancher/k3s/cluster-token]
+scratch_left:
+  description:
+    - The scratch directories directly in O(scratch_dirs) whose names the collection's runs give theirs
+      (C(.baremetal-k3s-upgrade.*), C(baremetal-k3s-fetch.*)), in the order of O(scratch_dirs) and by name - real
+      directories only (a symbolic link of such a name is not listed), whatever they hold; the caller removes root's.
+    - Empty without O(scratch_dirs); a directory that does not exist lists nothing, one that cannot be listed gives a
+      warning.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    path:
+      description: The directory.
+      type: str
+    uid:
+      description: The uid of its owner (the roles remove only root's, 0).
+      type: int
+  sample: [{path: /usr/local/bin/.baremetal-k3s-upgrade.k2x9, uid: 0}]
+sha256_files:
+  description:
+    - What is at each of O(sha256_files), in that order, as it was when the module read it.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    path:
+      description: The path, as given.
+      type: str
+    exists:
+      description: Whether something is there (a symbolic link counts, wherever it points).
+      type: bool
+    sha256:
+      description: The sha256 of a regular file; empty for anything else, and for a file that could not be read (with a warning).
+      type: str
+    mode:
+      description: Its permission bits in four octal digits, as M(ansible.builtin.stat) gives them; empty when nothing is there.
+      type: str
+    uid:
+      description: Its owner's uid; -1 when nothing is there.
+      type: int
+    gid:
+      description: Its group's gid; -1 when nothing is there.
+      type: int
+  sample: [{path: /usr/local/bin/k3s, exists: true, sha256: 8b1a9953c4611296a827abf8c47804d7e6c49c6b6a4d1e0b5e9d3a7c0f2e4d61,
+            mode: '0755', uid: 0, gid: 0}]
 node_name:
   description:
     - The node name k3s registers - C(--node-name) from RV(k3s_args), else C(K3S_NODE_NAME) from the service's
@@ -435,6 +499,8 @@ ARGUMENT_SPEC = dict(
     platform=dict(type='str', default='auto', choices=['auto'] + _platform.names()),
     service=dict(type='str'),
     manifest_path=dict(type='path'),
+    scratch_dirs=dict(type='list', elements='path', default=[]),
+    sha256_files=dict(type='list', elements='path', default=[]),
 )
 
 

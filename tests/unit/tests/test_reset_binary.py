@@ -113,3 +113,93 @@ def test_keep_binary_keeps_it_all(playbook, paths):
     results = _reset(playbook, paths, k3s_node_reset_keep_binary=True)
     assert sorted(os.listdir(bin_dir)) == ['.k3s.baremetal-k3s.sha256', 'k3s']
     assert 'k3s_reset_keep_binary is set' in results[STAYS]['msg']
+
+
+# the stat tasks that read a binary's sha256 on the node, by name
+SHA_READS = ('Read the sha256 of the binary in place before the install (a binary whose bytes this run changes is '
+             'recorded)', 'Read the sha256 of the binary in place', 'Read what is in place of each artifact (its sha256, '
+             'mode and owner)')
+
+
+def _sha_reads(results):
+    """The reads that ran, in the order they ran."""
+    return [name for name, r in results.items() if name in SHA_READS and not r.get('skipped')]
+
+
+def test_a_run_that_changes_nothing_reads_the_binary_once(playbook, paths):
+    """The binary in place as given: one read of its sha256 (with the other artifacts), nothing copied, no record."""
+    bin_dir = paths['k3s_node_bin_dir']
+    with open(os.path.join(bin_dir, 'k3s'), 'wb') as f:
+        f.write(BINARY)
+    os.chmod(os.path.join(bin_dir, 'k3s'), 0o755)
+    rc, results, err = playbook(INSTALL, paths)
+    assert rc == 0, err
+    assert _sha_reads(results) == [SHA_READS[2]], _sha_reads(results)
+    assert os.listdir(bin_dir) == ['k3s']
+
+
+@pytest.mark.parametrize('before, recorded', [
+    (b'another k3s, put there by other hands', True),  # other bytes: the roles placed the new ones
+    (BINARY, False),  # the same bytes with another mode: the mode is set, the bytes are not the roles'
+])
+def test_the_sha256_read_before_the_install_decides_the_record(playbook, paths, before, recorded):
+    bin_dir = paths['k3s_node_bin_dir']
+    with open(os.path.join(bin_dir, 'k3s'), 'wb') as f:
+        f.write(before)
+    os.chmod(os.path.join(bin_dir, 'k3s'), 0o700)
+    rc, results, err = playbook(INSTALL, paths)
+    assert rc == 0, err
+    assert os.stat(os.path.join(bin_dir, 'k3s')).st_mode & 0o777 == 0o755
+    assert sorted(os.listdir(bin_dir)) == (['.k3s.baremetal-k3s.sha256', 'k3s'] if recorded else ['k3s'])
+    assert _sha_reads(results) == [SHA_READS[2], SHA_READS[1]]  # before the install, then what it placed
+
+
+READ_THEN_INSTALL = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Read the node once, the binary with it (as site's first play does)
+      baremetal.k3s.k3s_info:
+        platform: k3s
+        service: k3s-agent
+        sha256_files: ["{{ k3s_node_bin_dir }}/k3s"]
+      register: read
+
+    - name: Install as site does
+      ansible.builtin.include_role:
+        name: baremetal.k3s.k3s_node
+        tasks_from: install
+      vars:
+        k3s_node_binary_url: ""
+        k3s_node_images_src: ""
+        k3s_node_images_sha256: ""
+        k3s_node_images_list: []
+        k3s_node_checksums_url: ""
+        k3s_node_vars_prefix: k3s_agent
+        k3s_node_installed: false
+        k3s_node_files_read: "{{ read.sha256_files }}"
+    - name: End here, without the handlers
+      ansible.builtin.meta: end_host
+"""
+
+
+@pytest.mark.parametrize('before, mode, copied, recorded', [
+    (BINARY, 0o755, False, False),  # as given: nothing read again, nothing copied
+    (BINARY, 0o700, True, False),  # another mode: set; the same bytes are not the roles'
+    (b'another k3s, put there by other hands', 0o755, True, True),
+    (None, None, True, True),  # none there yet
+])
+def test_the_read_before_the_run_stands_for_the_binarys_stat(playbook, paths, before, mode, copied, recorded):
+    """Site gives the install the read of its first play (k3s_info sha256_files): the binary is not read again before
+    the install, and the decisions are those the install's own read makes."""
+    bin_dir = paths['k3s_node_bin_dir']
+    if before is not None:
+        with open(os.path.join(bin_dir, 'k3s'), 'wb') as f:
+            f.write(before)
+        os.chmod(os.path.join(bin_dir, 'k3s'), mode)
+    rc, results, err = playbook(READ_THEN_INSTALL, paths)
+    assert rc == 0, err
+    assert results[SHA_READS[2]].get('skipped') is True, 'the binary is not read again'
+    assert (results['Install the files from the controller'].get('skipped') is not True) == copied
+    assert os.stat(os.path.join(bin_dir, 'k3s')).st_mode & 0o777 == 0o755
+    assert sorted(os.listdir(bin_dir)) == (['.k3s.baremetal-k3s.sha256', 'k3s'] if recorded else ['k3s'])

@@ -38,3 +38,21 @@ def test_nothing_pending_restarts_nothing(playbook):
     rc, results, err = playbook(PLAYBOOK, {'k3s_node_pending': []}, args=['--check'])
     assert rc == 0, err
     assert results[RESTART].get('skipped') is True and HANDLER not in results
+
+
+CLOCK = 'Note the node\'s clock before a restart (a Ready older than it is the previous start\'s)'
+RESTARTED = 'Note whether this run restarted or started k3s, and since when a heartbeat is the new start\'s'
+
+
+def test_the_clock_is_noted_only_where_the_start_can_start_k3s(playbook):
+    """k3s ran at the read (k3s_node_running) and nothing is pending: no handler restarts it and the start finds it
+    running, so the clock before it is not read on the node; k3s not running at the read: it is (a run that installs
+    or starts k3s)."""
+    rc, results, err = playbook(PLAYBOOK, {'k3s_node_pending': [], 'k3s_node_running': True}, args=['--check'])
+    assert rc == 0, err
+    assert results[CLOCK].get('skipped') is True and HANDLER not in results
+    assert results[RESTARTED]['ansible_facts'] == {'_k3s_node_restarted': False, '_k3s_node_since': ''}
+    rc, results, err = playbook(PLAYBOOK, {'k3s_node_pending': [], 'k3s_node_running': False}, args=['--check'])
+    assert rc == 0, err
+    assert results[CLOCK].get('skipped') is not True and results[CLOCK]['stdout'].isdigit()
+    assert str(results[RESTARTED]['ansible_facts']['_k3s_node_since']) == results[CLOCK]['stdout']

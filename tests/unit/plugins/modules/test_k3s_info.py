@@ -544,3 +544,59 @@ def test_kubectl_empty_when_nothing_installed(node):
     assert ok()['kubectl'] == []
     assert ok({'platform': 'kubeadm'}, platform='kubeadm')['kubectl'] == []
     assert ok({'service': 'k3s-agent'})['kubectl'] == []
+
+
+def test_scratch_left_lists_what_killed_runs_left_and_nothing_else(node):
+    """The read before site's install names the scratch directories of killed runs (sweep.yml removes root's): an
+    upgrade's beside the binary, a download's in the temporary directory; not a file or a link of such a name, not
+    another directory, not inside one; a non-root one with its uid; a missing directory lists nothing."""
+    node.install(command='agent', name='agent')
+    node.write('/usr/local/bin/.baremetal-k3s-upgrade.k2x9/k3s', b'new binary')
+    node.makedirs('/tmp/baremetal-k3s-fetch.q1')
+    node.makedirs('/tmp/baremetal-k3s-fetch.user')
+    os.chown(node.p('/tmp/baremetal-k3s-fetch.user'), 1000, 1000)
+    node.write('/usr/local/bin/.baremetal-k3s-upgrade.file', b'a file, not ours')
+    node.makedirs('/elsewhere/keep')
+    node.symlink(node.p('/elsewhere'), '/usr/local/bin/.baremetal-k3s-upgrade.link')
+    node.makedirs('/tmp/other/baremetal-k3s-fetch.deep')
+    node.makedirs('/usr/local/bin/baremetal-k3s-upgrade.nodot')
+    before = node.tree()
+    r = ok({'service': 'k3s-agent', 'scratch_dirs': ['/usr/local/bin', '/tmp', '/missing']})
+    assert r['scratch_left'] == [{'path': '/usr/local/bin/.baremetal-k3s-upgrade.k2x9', 'uid': 0},
+                                 {'path': '/tmp/baremetal-k3s-fetch.q1', 'uid': 0},
+                                 {'path': '/tmp/baremetal-k3s-fetch.user', 'uid': 1000}]
+    assert node.tree() == before  # read-only
+    assert ok({'service': 'k3s-agent'})['scratch_left'] == []  # not asked: nothing listed
+    # a node without k3s yet (site's first install) is asked the same
+    assert ok({'service': 'k3s-other', 'scratch_dirs': ['/tmp']})['scratch_left'][0]['path'] == '/tmp/baremetal-k3s-fetch.q1'
+
+
+def test_scratch_dirs_must_be_absolute(node):
+    assert 'scratch_dirs: tmp is not an absolute path' in fail({'service': 'k3s', 'scratch_dirs': ['tmp']})
+
+
+def test_sha256_files_reads_each_file_as_stat_does(node):
+    """The binary the install would put in place, read in the same run: its sha256, mode and owner; a link is not
+    followed and a FIFO is not waited on (no sha256), a missing file is said to be missing; nothing is written."""
+    import hashlib  # pylint: disable=import-outside-toplevel
+    node.install(command='agent', name='agent')
+    node.write('/usr/local/bin/k3s', b'\x7fELF k3s', mode=0o755)
+    node.write('/opt/other', b'other', mode=0o600)
+    os.chown(node.p('/opt/other'), 1000, 1001)
+    node.symlink('/usr/local/bin/k3s', '/opt/k3s-link')
+    before = node.tree()  # (a FIFO is not read by the tree either: it is made after it, and gone before the next)
+    os.mkfifo(node.p('/opt/fifo'))
+    r = ok({'service': 'k3s-agent',
+            'sha256_files': ['/usr/local/bin/k3s', '/opt/other', '/opt/k3s-link', '/opt/fifo', '/opt/missing']})
+    assert r['sha256_files'] == [
+        {'path': '/usr/local/bin/k3s', 'exists': True, 'sha256': hashlib.sha256(b'\x7fELF k3s').hexdigest(),
+         'mode': '0755', 'uid': 0, 'gid': 0},
+        {'path': '/opt/other', 'exists': True, 'sha256': hashlib.sha256(b'other').hexdigest(), 'mode': '0600',
+         'uid': 1000, 'gid': 1001},
+        {'path': '/opt/k3s-link', 'exists': True, 'sha256': '', 'mode': '0777', 'uid': 0, 'gid': 0},
+        {'path': '/opt/fifo', 'exists': True, 'sha256': '', 'mode': '0644', 'uid': 0, 'gid': 0},
+        {'path': '/opt/missing', 'exists': False, 'sha256': '', 'mode': '', 'uid': -1, 'gid': -1}]
+    node.unlink('/opt/fifo')
+    assert node.tree() == before
+    assert ok({'service': 'k3s-agent'})['sha256_files'] == []  # not asked: nothing read
+    assert 'sha256_files: bin/k3s is not an absolute path' in fail({'service': 'k3s', 'sha256_files': ['bin/k3s']})
