@@ -6,7 +6,8 @@
 
 stage_upgrade.yml ran the upgrade as an operator runs it (its output as JSON in runs/<name>.json)
 and read the fleet after each run (states/<name>.json: per host the binary's sha256, its version,
-k3s's InvocationID - a new one per start - and whether k3s.previous is kept; the Nodes' name,
+k3s's InvocationID - a new one per start - whether k3s.previous is kept and how many upgrade
+scratch directories are left; the Nodes' name,
 kubeletVersion, cordon and Ready; the Deployment upgrade-web's pods). figures.json: the probe's
 figures (API, scheduler Lease holder, pods bound, every half second) and a bare restart-to-ready.
 """
@@ -34,7 +35,8 @@ def _run(name):
 
 def _state(name):
     raw = _load('states', name + '.json')
-    hosts = {h: dict(zip(('sha256', 'version', 'invocation', 'previous'), lines)) for h, lines in raw['hosts'].items()}
+    hosts = {h: dict(zip(('sha256', 'version', 'invocation', 'previous', 'scratch'), lines))
+             for h, lines in raw['hosts'].items()}
     nodes = {n[0]: {'version': n[1], 'cordoned': n[2] == 'true', 'ready': n[3]} for n in raw['nodes']}
     return hosts, nodes, [tuple(p) for p in raw['pods']]
 
@@ -221,3 +223,27 @@ def test_figures():
     assert r['samples_without_api'] == 0, r
     assert r['longest_without_leader_seconds'] < 30, r
     assert all(s > 0 for s in spans.values()), spans
+
+
+INSTALL = ': Install the files from the controller'
+RUNS = ['check', 'failing', 'fixed', 'again', 'downgrade', 'skip', 'newer', 'bad-agent', 'resumed', 'resumed-again']
+
+
+def _copies(run, host):
+    """How many times the run copied a file from the controller to the host (the new binary, in these runs)."""
+    return sum(1 for name, r in _results(run, host) if name.endswith(INSTALL)
+               for item in r.get('results', []) if not item.get('skipped'))
+
+
+def test_each_node_is_sent_the_new_binary_once_per_run():
+    # the fleet-wide check's copy, checked there, is the one the rolling plays install from
+    assert {h: _copies(_run('check'), h) for h in SERVERS + AGENTS} == {h: 1 for h in SERVERS + AGENTS}
+    assert {h: _copies(_run('fixed'), h) for h in SERVERS + AGENTS} == {h: int(h in AGENTS) for h in SERVERS + AGENTS}
+
+
+def test_no_run_leaves_a_scratch_directory():
+    # a run that succeeds, one stopped by a node that does not come back (agent-2, after it, was checked too), and
+    # those refused before any node changed: none leaves its scratch copies behind
+    for name in ['installed', 'interrupted'] + RUNS:
+        hosts, _nodes, _pods = _state(name)
+        assert {h: v['scratch'] for h, v in hosts.items()} == {h: '0' for h in SERVERS + AGENTS}, name
