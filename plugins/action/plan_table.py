@@ -5,24 +5,19 @@
 
 """Print the fleet's plan as one table; fail, listing every reason, when a server's plan was refused.
 
-Rendering lives in plugin_utils/_plan_table.py; ``Display`` prints the lines as they are.
+Rendering lives in plugin_utils/_plan_table.py, the run every table action shares in _table_action.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
-from ansible.utils.display import Display
-
 from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.plugin_utils import _plan_table
 from ansible_collections.baremetal.k3s.plugins.plugin_utils._hostvars import host_var
+from ansible_collections.baremetal.k3s.plugins.plugin_utils._table_action import TableAction
 
-display = Display()
-
-ARGUMENT_SPEC = {
+SPEC = {
     'hosts': {'type': 'list', 'elements': 'str', 'required': True},
     'plan_var': {'type': 'str', 'default': 'scheduler_extender_plan'},
     'title': {'type': 'str', 'default': ''},
@@ -35,28 +30,23 @@ def host_plan(hostvars, host, name):
     return dict(value) if isinstance(value, Mapping) else None
 
 
-class ActionModule(ActionBase):
+class ActionModule(TableAction):
     """Runs on the controller only: it reads hostvars and prints; no module goes to a node."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _supports_check_mode = True
+    ARGUMENT_SPEC = SPEC
+    _VALID_ARGS = frozenset(SPEC)
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        try:
-            dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        except AnsibleActionFail as e:  # its message names every bad option
-            return dict(result, failed=True, changed=False, msg=e.message)
-        hostvars = (task_vars or {}).get('hostvars') or {}
+    def table(self, args, task_vars):
+        hostvars = task_vars.get('hostvars') or {}
         plans = {h: host_plan(hostvars, h, args['plan_var']) for h in args['hosts']}
         data = _plan_table.fleet(args['hosts'], plans)
         lines = _plan_table.render(data)
         if args['title']:
             lines[:0] = _terminal.wrap(args['title'], _plan_table.MAX_WIDTH)
-        display.display('\n'.join(lines))
-        result.update(data, changed=False)
+        return data, lines
+
+    def finish(self, result, args, data):
+        del args
         if data['refused']:
             result.update(failed=True, msg=_plan_table.refusal_msg(data))
         return result

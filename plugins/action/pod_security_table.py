@@ -5,53 +5,37 @@
 
 """Print the pod security report as a plain table; optionally write it as JSON (as status_table does).
 
-Rendering lives in plugin_utils/_pod_security_table.py, the JSON file's write in plugin_utils/_report_file.py.
+Rendering lives in plugin_utils/_pod_security_table.py, the run every table action shares (the print, the JSON
+file) in _table_action.py.
 """
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
-from ansible.utils.display import Display
-
 from ansible_collections.baremetal.k3s.plugins.plugin_utils import _pod_security_table
-from ansible_collections.baremetal.k3s.plugins.plugin_utils._report_file import ReportError, write_json_atomically
+from ansible_collections.baremetal.k3s.plugins.plugin_utils._table_action import TableAction, TableError
 
-display = Display()
-
-ARGUMENT_SPEC = {
+SPEC = {
     'report': {'type': 'dict', 'required': True},
     'json_path': {'type': 'path'},
     'fail_on_refused': {'type': 'bool', 'default': False},
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(TableAction):
     """Runs on the controller only: it prints and writes the operator's file; no module goes to a node."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _supports_check_mode = True
+    ARGUMENT_SPEC = SPEC
+    _VALID_ARGS = frozenset(SPEC)
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        try:
-            dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        except AnsibleActionFail as e:  # its message names every bad option
-            return dict(result, failed=True, changed=False, msg=e.message)
+    def table(self, args, task_vars):
+        del task_vars  # the report comes in the options
         report = args['report']
         if report.get('failed') or 'namespaces' not in report:
-            return dict(result, failed=True, changed=False,
-                        msg='no pod security report to print: %s' % (report.get('msg') or 'the report task did not run'))
+            raise TableError('no pod security report to print: %s' % (report.get('msg') or 'the report task did not run'))
         data = _pod_security_table.data(report)
-        display.display('\n'.join(_pod_security_table.render(data)))
-        if args['json_path']:
-            try:
-                write_json_atomically(args['json_path'], data)
-            except ReportError as e:
-                return dict(result, failed=True, changed=False, msg=str(e))
-        result.update(data, changed=False, json_path=args['json_path'] or '')
+        return data, _pod_security_table.render(data)
+
+    def finish(self, result, args, data):
         if args['fail_on_refused'] and data['refused_pods']:
             result.update(failed=True, msg=data['summary'])
         return result

@@ -5,26 +5,20 @@
 
 """Print the fleet's scheduler-extender status as a plain table; optionally write it as JSON.
 
-A ``debug`` msg reaches the default callback as a quoted, wrapped list; ``Display`` prints
-the lines as they are. The merging and rendering live in plugin_utils/_status_table.py.
+The merging and rendering live in plugin_utils/_status_table.py, the run every table action
+shares (the print, the JSON file) in _table_action.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
-from ansible.utils.display import Display
-
 from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.plugin_utils import _status_table
 from ansible_collections.baremetal.k3s.plugins.plugin_utils._hostvars import host_var
-from ansible_collections.baremetal.k3s.plugins.plugin_utils._report_file import ReportError, write_json_atomically
+from ansible_collections.baremetal.k3s.plugins.plugin_utils._table_action import TableAction
 
-display = Display()
-
-ARGUMENT_SPEC = {
+SPEC = {
     'hosts': {'type': 'list', 'elements': 'str', 'required': True},
     'k3s_info_var': {'type': 'str', 'default': 'status_k3s'},
     'extender_status_var': {'type': 'str', 'default': 'status_extender'},
@@ -69,28 +63,17 @@ def readiness_warning(readiness):
     return 'readiness ConfigMap %s/%s: %s' % (readiness['namespace'], readiness['name'], readiness['error'])
 
 
-class ActionModule(ActionBase):
+class ActionModule(TableAction):
     """Runs on the controller only: it reads hostvars and prints; no module goes to a node."""
 
-    TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
-    _supports_check_mode = True
+    ARGUMENT_SPEC = SPEC
+    _VALID_ARGS = frozenset(SPEC)
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        try:
-            dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        except AnsibleActionFail as e:  # its message names every bad option
-            return dict(result, failed=True, changed=False, msg=e.message)
-        data = report(args, task_vars or {})
-        display.display('\n'.join(_status_table.render(data)))
-        if args['json_path']:
-            try:
-                write_json_atomically(args['json_path'], data)
-            except ReportError as e:
-                return dict(result, failed=True, changed=False, msg=str(e))
-        result.update(data, changed=False, json_path=args['json_path'] or '')
+    def table(self, args, task_vars):
+        data = report(args, task_vars)
+        return data, _status_table.render(data)
+
+    def finish(self, result, args, data):
         warning = readiness_warning(data['readiness_configmap'])
         if warning:
             result['warnings'] = [_terminal.escape(warning)]

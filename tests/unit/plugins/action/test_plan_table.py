@@ -14,6 +14,7 @@ import pytest
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.baremetal.k3s.plugins.action import plan_table
+from ansible_collections.baremetal.k3s.plugins.plugin_utils import _table_action
 
 CONFIG = '/etc/rancher/k3s/kube-scheduler/config.yaml'
 
@@ -37,7 +38,7 @@ class FakeTask:
 @pytest.fixture
 def fake_display(monkeypatch):
     fake = FakeDisplay()
-    monkeypatch.setattr(plan_table, 'display', fake)
+    monkeypatch.setattr(_table_action, 'display', fake)
     return fake
 
 

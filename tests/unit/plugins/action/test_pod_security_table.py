@@ -13,6 +13,7 @@ from unittest.mock import MagicMock
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.action import pod_security_table
+from ansible_collections.baremetal.k3s.plugins.plugin_utils import _table_action
 from ansible_collections.baremetal.k3s.tests.unit.plugins.action.test_status_table import FakeDisplay
 from ansible_collections.baremetal.k3s.tests.unit.plugins.plugin_utils.test__pod_security_table import REPORT
 
@@ -28,7 +29,7 @@ class FakeTask:
 @pytest.fixture(name='printed')
 def fixture_printed(monkeypatch):
     fake = FakeDisplay()
-    monkeypatch.setattr(pod_security_table, 'display', fake)
+    monkeypatch.setattr(_table_action, 'display', fake)
     return fake
 
 

@@ -16,6 +16,7 @@ from unittest.mock import MagicMock
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.action import status_table
+from ansible_collections.baremetal.k3s.plugins.plugin_utils import _table_action
 from ansible_collections.baremetal.k3s.plugins.plugin_utils import _report_file
 
 HOSTS = ['server-1', 'server-2', 'server-3']
@@ -65,7 +66,7 @@ CONFIGMAP = {'changed': False, 'rc': 0, 'stderr': '', 'stdout': json.dumps({
 @pytest.fixture
 def fake_display(monkeypatch):
     fake = FakeDisplay()
-    monkeypatch.setattr(status_table, 'display', fake)
+    monkeypatch.setattr(_table_action, 'display', fake)
     return fake
 
 
