@@ -5,8 +5,8 @@
 
 # This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
 
-"""What every module that talks to the API through the platform's kubectl shares: how a command
-is shown in a message, how kubectl's errors are read, and Kubernetes' object-name rule.
+"""What every module that talks to the API through the platform's kubectl shares: its two options, how a
+command is shown in a message, how kubectl's errors are read, and Kubernetes' object-name rule.
 
 Pure standard library; no Ansible import.
 """
@@ -20,6 +20,13 @@ DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 # kubectl prints the API server's status reason as "Error from server (Reason): message".
 SERVER_ERROR = re.compile(r'Error from server \(([A-Za-z]+)\):\s*(.*)')
 NOT_FOUND = re.compile(r'\(NotFound\)|not found')
+
+# the options of every module that runs the platform's kubectl (documented by the doc fragment
+# baremetal.k3s._kubectl and its KUBECTL): ARGUMENT_SPEC = dict(OPTIONS, ...)
+OPTIONS = {
+    'kubectl': {'type': 'list', 'elements': 'str', 'required': True},
+    'kubeconfig': {'type': 'path'},
+}
 
 
 def is_dns_subdomain(name):

@@ -179,10 +179,10 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.baremetal.k3s.plugins.module_utils import _client_certificate as client_certificate
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 
 ARGUMENT_SPEC = dict(
-    kubectl=dict(type='list', elements='str', required=True),
-    kubeconfig=dict(type='path'),
+    _kubectl.OPTIONS,
     csr=dict(type='str'),
     name=dict(type='str'),
     signer_name=dict(type='str', default=client_certificate.DEFAULT_SIGNER),

@@ -28,22 +28,10 @@ author:
   - baremetal.k3s contributors (@baremetal)
 extends_documentation_fragment:
   - baremetal.k3s._attributes
+  - baremetal.k3s._kubectl
+  - baremetal.k3s._kubectl.KUBECTL
   - baremetal.k3s._attributes.INFO_MODULE
 options:
-  kubectl:
-    description:
-      - The platform's kubectl, as the words a command starts with - V([/usr/local/bin/k3s, kubectl]) for k3s,
-        V([/var/lib/rancher/rke2/bin/kubectl]) for RKE2. M(baremetal.k3s.k3s_info) returns it as
-        RV(baremetal.k3s.k3s_info#module:kubectl).
-    type: list
-    elements: str
-    required: true
-  kubeconfig:
-    description:
-      - The kubeconfig kubectl uses (C(--kubeconfig)) - the admin kubeconfig k3s writes, C(/etc/rancher/k3s/k3s.yaml)
-        (M(baremetal.k3s.k3s_info) RV(baremetal.k3s.k3s_info#module:admin_kubeconfig)).
-      - Not given - kubectl's own default (C(k3s kubectl) reads C(/etc/rancher/k3s/k3s.yaml)).
-    type: path
   node_name:
     description:
       - The Node to wait for, as it registers (M(baremetal.k3s.k3s_info) RV(baremetal.k3s.k3s_info#module:node_name)).
@@ -233,10 +221,10 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _ready as ready
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 
 ARGUMENT_SPEC = dict(
-    kubectl=dict(type='list', elements='str', required=True),
-    kubeconfig=dict(type='path'),
+    _kubectl.OPTIONS,
     node_name=dict(type='str', required=True),
     etcd_member=dict(type='bool', default=False),
     kubelet_version=dict(type='str'),

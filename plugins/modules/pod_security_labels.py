@@ -27,6 +27,8 @@ author:
   - baremetal.k3s contributors (@baremetal)
 extends_documentation_fragment:
   - baremetal.k3s._attributes
+  - baremetal.k3s._kubectl
+  - baremetal.k3s._kubectl.KUBECTL
 attributes:
   check_mode:
     support: full
@@ -38,16 +40,6 @@ attributes:
     support: N/A
     platforms: posix
 options:
-  kubectl:
-    description:
-      - The platform's kubectl, as the words a command starts with - V([/usr/local/bin/k3s, kubectl]) for k3s.
-        M(baremetal.k3s.k3s_info) returns it as RV(baremetal.k3s.k3s_info#module:kubectl).
-    type: list
-    elements: str
-    required: true
-  kubeconfig:
-    description: The kubeconfig kubectl uses (C(--kubeconfig)); not given - kubectl's own default.
-    type: path
   namespaces:
     description:
       - Namespace name to its labels - C(enforce), C(enforce_version), C(audit), C(audit_version), C(warn),
@@ -95,10 +87,10 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _pod_security_labels as labels
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 
 ARGUMENT_SPEC = dict(
-    kubectl=dict(type='list', elements='str', required=True),
-    kubeconfig=dict(type='path'),
+    _kubectl.OPTIONS,
     namespaces=dict(type='dict', default={}),
 )
 

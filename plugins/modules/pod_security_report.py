@@ -28,18 +28,10 @@ author:
   - baremetal.k3s contributors (@baremetal)
 extends_documentation_fragment:
   - baremetal.k3s._attributes
+  - baremetal.k3s._kubectl
+  - baremetal.k3s._kubectl.KUBECTL
   - baremetal.k3s._attributes.INFO_MODULE
 options:
-  kubectl:
-    description:
-      - The platform's kubectl, as the words a command starts with - V([/usr/local/bin/k3s, kubectl]) for k3s.
-        M(baremetal.k3s.k3s_info) returns it as RV(baremetal.k3s.k3s_info#module:kubectl).
-    type: list
-    elements: str
-    required: true
-  kubeconfig:
-    description: The kubeconfig kubectl uses (C(--kubeconfig)); not given - kubectl's own default.
-    type: path
   level:
     description: The level to evaluate the running pods against.
     type: str
@@ -126,10 +118,10 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _pod_security_report as report
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 
 ARGUMENT_SPEC = dict(
-    kubectl=dict(type='list', elements='str', required=True),
-    kubeconfig=dict(type='path'),
+    _kubectl.OPTIONS,
     level=dict(type='str', choices=['privileged', 'baseline', 'restricted'], default='restricted'),
     version=dict(type='str', default='latest'),
     exempt_namespaces=dict(type='list', elements='str', default=['kube-system']),

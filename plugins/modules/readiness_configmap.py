@@ -137,6 +137,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _deps
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _readiness as readiness
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 
 
 def _check_files(module, view, params):
@@ -156,8 +157,7 @@ def _check_files(module, view, params):
 
 
 ARGUMENT_SPEC = dict(
-    kubectl=dict(type='list', elements='str', required=True),
-    kubeconfig=dict(type='path'),
+    _kubectl.OPTIONS,
     name=dict(type='str', default='extender-readiness'),
     namespace=dict(type='str', default='default'),
     node_name=dict(type='str', required=True),
