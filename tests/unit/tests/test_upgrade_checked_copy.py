@@ -55,16 +55,16 @@ def _run(tmp_path, collections_path, new_version):
     book = tmp_path / 'play.yml'
     book.write_text(PLAYBOOK)
     node = {'ansible_python_interpreter': sys.executable, 'k3s_node_installed': True, 'k3s_node_service': 'k3s',
-             'k3s_node_vars_prefix': 'k3s_upgrade', 'k3s_node_bin_dir': str(tmp_path / 'bin'),
-             'k3s_node_data_dir': str(tmp_path / 'data'), 'k3s_node_binary_src': str(tmp_path / 'controller' / 'k3s'),
-             'k3s_node_binary_sha256': sha, 'k3s_node_binary_url': '', 'k3s_node_checksums_url': '',
-             'k3s_node_images_list': [], 'k3s_node_allow_downgrade': False, 'k3s_node_allow_minor_skip': False,
-             'k3s_node_max_version': '',
-             # the entry point's required options, which the check and the fetch do not use
-             'k3s_node_api_host': 'localhost', 'k3s_node_api_kubectl': ['kubectl'], 'k3s_node_drain': False,
-             'k3s_node_drain_timeout': 60, 'k3s_node_etcd_member': False, 'k3s_node_init': 'systemd',
-             'k3s_node_name': 'node', 'k3s_node_ready_host': 'localhost', 'k3s_node_ready_kubeconfig': '',
-             'k3s_node_ready_kubectl': ['kubectl'], 'k3s_node_ready_timeout': 60}
+            'k3s_node_vars_prefix': 'k3s_upgrade', 'k3s_node_bin_dir': str(tmp_path / 'bin'),
+            'k3s_node_data_dir': str(tmp_path / 'data'), 'k3s_node_binary_src': str(tmp_path / 'controller' / 'k3s'),
+            'k3s_node_binary_sha256': sha, 'k3s_node_binary_url': '', 'k3s_node_checksums_url': '',
+            'k3s_node_images_list': [], 'k3s_node_allow_downgrade': False, 'k3s_node_allow_minor_skip': False,
+            'k3s_node_max_version': '',
+            # the entry point's required options, which the check and the fetch do not use
+            'k3s_node_api_host': 'localhost', 'k3s_node_api_kubectl': ['kubectl'], 'k3s_node_drain': False,
+            'k3s_node_drain_timeout': 60, 'k3s_node_etcd_member': False, 'k3s_node_init': 'systemd',
+            'k3s_node_name': 'node', 'k3s_node_ready_host': 'localhost', 'k3s_node_ready_kubeconfig': '',
+            'k3s_node_ready_kubectl': ['kubectl'], 'k3s_node_ready_timeout': 60}
     (tmp_path / 'vars.json').write_text(json.dumps(node))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path, ANSIBLE_STDOUT_CALLBACK='ansible.posix.json',
                ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_INVENTORY_UNPARSED_WARNING='false', ANSIBLE_NOCOLOR='1')
