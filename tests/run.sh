@@ -130,7 +130,7 @@ galaxy_import() {
     printf '%s\n' "$log" >&2; echo "galaxy-importer: expected the one error of the missing repository" >&2
     rm -rf "$dir"; return 1
   fi
-  mkdir "$dir/copy" "$dir/out" && tar -xzf "$artifact" -C "$dir/copy" || { rm -rf "$dir"; return 1; }
+  if ! { mkdir "$dir/copy" "$dir/out" && tar -xzf "$artifact" -C "$dir/copy"; }; then rm -rf "$dir"; return 1; fi
   "$VENV/bin/python" - "$dir/copy/MANIFEST.json" <<'PY' || { rm -rf "$dir"; return 1; }
 import json, sys
 with open(sys.argv[1]) as f:

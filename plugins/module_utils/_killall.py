@@ -140,6 +140,7 @@ def read_processes(view):
 def read_links(view):
     """The links to delete: those of :data:`LINKS` the node has, after the ones enslaved to cni0."""
     names = view.listdir('/sys/class/net') or []
+
     def enslaved_to_bridge(n):
         master = '/sys/class/net/%s/master' % n
         return n != BRIDGE and view.lexists(master) and os.path.basename(view.realpath(master)) == BRIDGE
