@@ -98,7 +98,57 @@ sanity() {
 }
 
 lint() {
-  ANSIBLE_COLLECTIONS_PATH=$(bk3s_collections_path) PATH="$VENV/bin:$PATH" ansible-lint --offline
+  local farm purelib
+  farm=$(bk3s_collections_path)
+  ANSIBLE_COLLECTIONS_PATH=$farm PATH="$VENV/bin:$PATH" ansible-lint --offline || return 1
+  # the docs as docs.ansible.com's own linter checks them: every module's, plugin's and role's docs
+  # and the references in them (M(), P(), O(), RV()), with community.crypto from the venv's ansible
+  purelib=$("$VENV/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  ANSIBLE_COLLECTIONS_PATH=$farm:$purelib PATH="$VENV/bin:$PATH" \
+    antsibull-docs lint-collection-docs --plugin-docs "$farm/ansible_collections/baremetal/k3s" \
+    && echo "antsibull-docs lint-collection-docs --plugin-docs: clean"
+}
+
+# galaxy-importer, as Galaxy and Automation Hub run it on every upload, on the built artifact ARTIFACT,
+# from a venv of its own (it pins its own tools), its ansible-test and ansible-lint runs left off (the
+# sanity and lint stages run both). It requires galaxy.yml's repository, which the project does not
+# have yet (a placeholder would send users nowhere; ansible-lint's galaxy[no-repository] is skipped for
+# the same reason): the import of the artifact as built must fail for that reason alone, and the import
+# of a copy given a repository must pass with no error and no warning but the sanity ignore files' (each
+# entry there says why it stays).
+galaxy_import() {
+  local artifact=$1 venv="$BAREMETAL_K3S_CACHE/galaxy-importer-0.4.44" dir log
+  if ! "$venv/bin/python" -c 'import galaxy_importer' 2>/dev/null; then
+    rm -rf "$venv" && python3 -m venv "$venv" \
+      && "$venv/bin/pip" install -q --disable-pip-version-check galaxy-importer==0.4.44 || return 1
+  fi
+  dir=$(mktemp -d)
+  printf '[galaxy-importer]\nRUN_ANSIBLE_TEST = False\nRUN_ANSIBLE_LINT = False\nRUN_FLAKE8 = True\n' >"$dir/importer.cfg"
+  log=$(cd "$dir" && GALAXY_IMPORTER_CONFIG=$dir/importer.cfg PATH="$venv/bin:$PATH" \
+        "$venv/bin/python" -m galaxy_importer.main "$artifact" 2>&1)
+  if ! grep -q "ERROR: .*'repository' is required" <<<"$log" || [ "$(grep -c 'ERROR' <<<"$log")" -ne 1 ]; then
+    printf '%s\n' "$log" >&2; echo "galaxy-importer: expected the one error of the missing repository" >&2
+    rm -rf "$dir"; return 1
+  fi
+  if ! { mkdir "$dir/copy" "$dir/out" && tar -xzf "$artifact" -C "$dir/copy"; }; then rm -rf "$dir"; return 1; fi
+  "$VENV/bin/python" - "$dir/copy/MANIFEST.json" <<'PY' || { rm -rf "$dir"; return 1; }
+import json, sys
+with open(sys.argv[1]) as f:
+    manifest = json.load(f)
+manifest['collection_info']['repository'] = 'https://repository.invalid/baremetal/k3s'
+with open(sys.argv[1], 'w') as f:
+    json.dump(manifest, f)
+PY
+  tar -czf "$dir/out/$(basename "$artifact")" -C "$dir/copy" . || { rm -rf "$dir"; return 1; }
+  log=$(cd "$dir" && GALAXY_IMPORTER_CONFIG=$dir/importer.cfg PATH="$venv/bin:$PATH" \
+        "$venv/bin/python" -m galaxy_importer.main "$dir/out/$(basename "$artifact")" 2>&1)
+  rm -rf "$dir"
+  if ! grep -q 'Importer processing completed successfully' <<<"$log" \
+      || grep -E 'ERROR|WARNING' <<<"$log" | grep -v 'Ignore files skip ansible-test sanity tests'; then
+    printf '%s\n' "$log" >&2; echo "galaxy-importer: the lines above are errors or warnings" >&2
+    return 1
+  fi
+  echo "galaxy-importer $(basename "$venv" | cut -d- -f3): clean (but the repository galaxy.yml does not give)"
 }
 
 galaxy_build() {  # the built artifact holds the collection and nothing of the test set-up
@@ -108,6 +158,7 @@ galaxy_build() {  # the built artifact holds the collection and nothing of the t
   "$VENV/bin/ansible-galaxy" collection build "$tree" --output-path "$out" --force >/dev/null || return 1
   local listing
   listing=$(tar -tzf "$out"/baremetal-k3s-*.tar.gz)
+  galaxy_import "$(echo "$out"/baremetal-k3s-*.tar.gz)" || { rm -rf "$out"; return 1; }
   rm -rf "$out"
   if grep -E '^(\.venv|\.ci|tests/output)/' <<<"$listing"; then
     echo "build_ignore leaks the files above into the collection artifact" >&2

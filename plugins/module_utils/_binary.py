@@ -370,10 +370,10 @@ def apply(module, planned):
         if not result['changed']:
             return result
         source = real_prev if action == 'rollback' else host_path(_io.ROOT, module.params['src'])
-        keep = None
-        if action == 'replace':  # .previous = the installed binary (path still is too), once the new bytes are on disk
-            def keep():
-                _io.keep_copy(real, real_prev, written, _copier(real, f['installed_sha256']), guard=real_prev, mode=MODE)
+
+        def keep_previous():  # .previous = the installed binary (path still is too), once the new bytes are on disk
+            _io.keep_copy(real, real_prev, written, _copier(real, f['installed_sha256']), guard=real_prev, mode=MODE)
+        keep = keep_previous if action == 'replace' else None
         with _io.stream_file(real, MODE, replace=True, before_rename=keep) as out:
             _copier(source, f['sha256'])(out)
     except OSError as e:

@@ -545,8 +545,8 @@ def probe(url, verb=FILTER_VERB, node_names=('localhost',), node_cache_capable=F
     result.redirects = hops
     text = raw.decode('utf-8', errors='replace')
     if result.status != 200:
-        result.error = _hops(_scrub('HTTP %s: %s' % (result.status, _terminal.one_line(text.strip()[:ERROR_SNIPPET])
-                                                     or '(empty body)'), hop_proxy), hops)
+        body = _terminal.one_line(text.strip()[:ERROR_SNIPPET]) or '(empty body)'
+        result.error = _hops(_scrub('HTTP %s: %s' % (result.status, body), hop_proxy), hops)
         return result
     try:
         answer = json.loads(text)

@@ -738,9 +738,9 @@ class _Source(object):
         if self.backend == 'python':
             return GoYamlError(
                 self.name, 'not valid YAML for the pure-Python parser of this node\'s PyYAML: %s' % problem, line, column,
-                hint='that parser refuses some files go-yaml (k3s, kube-scheduler) reads, such as a tab before a '
-                     'trailing comment, and this PyYAML has no libyaml, so the file may well be valid: install '
-                     + LIBYAML_HINT + ', then run again')
+                hint=('that parser refuses some files go-yaml (k3s, kube-scheduler) reads, such as a tab before a '
+                      'trailing comment, and this PyYAML has no libyaml, so the file may well be valid: install '
+                      '%s, then run again' % LIBYAML_HINT))
         return GoYamlError(self.name, 'not valid YAML: %s' % problem, line, column, hint=_DEFAULT_HINT)
 
     def events(self):
@@ -1016,8 +1016,9 @@ def _allowed_alias_ratio(count):
 
 
 def _is_merge(node):
-    return (node.kind == 'scalar' and node.value == '<<'
-            and ((node.implicit and node.tag is None) or node.tag == MERGE_TAG))
+    if node.kind != 'scalar' or node.value != '<<':
+        return False
+    return (node.implicit and node.tag is None) or node.tag == MERGE_TAG
 
 
 class _Fail(Exception):
@@ -1043,8 +1044,8 @@ class _Decoder(object):
         self.decode_count += 1
         if self.alias_depth > 0:
             self.alias_count += 1
-        if (self.alias_count > 100 and self.decode_count > 1000
-                and float(self.alias_count) / self.decode_count > _allowed_alias_ratio(self.decode_count)):
+        many = self.alias_count > 100 and self.decode_count > 1000
+        if many and float(self.alias_count) / self.decode_count > _allowed_alias_ratio(self.decode_count):
             raise _Fail('document contains excessive aliasing')
 
     def _alias(self, node, func, *args):

@@ -747,9 +747,9 @@ def _plan(view, params, found):
     result = secrets.SecretPlan(changes, warnings=[secrets.hide_message(w, found) for w in warnings], secrets=found)
     for change in result.changes:
         if change.after is not None and not view.writable(change.path):
+            hint = '; give systemd_dir=/etc/systemd/system' if init == 'systemd' and change.path == layout.unit else ''
             raise InstallerError('%s cannot be written (read-only file system or no permission)%s. Nothing was changed.'
-                                 % (change.path, '; give systemd_dir=/etc/systemd/system' if init == 'systemd'
-                                    and change.path == layout.unit else ''))
+                                 % (change.path, hint))
     changed = set(result.paths)
     service_changed = bool(changed & {layout.unit, layout.env})
     result.facts = {

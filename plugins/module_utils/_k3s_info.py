@@ -170,8 +170,8 @@ def gather_service(view, service, found=None):
         result['msg'] = e.msg
         return result, warnings
     argv = k3s_config_expand(init)
-    secrets.add(found, secrets.argv_secrets(init.raw_argv(True)) + secrets.argv_secrets(argv)
-                + secrets.env_secrets(init.env))
+    in_argv = secrets.argv_secrets(init.raw_argv(True)) + secrets.argv_secrets(argv)
+    secrets.add(found, in_argv + secrets.env_secrets(init.env))
     role = next((a for a in argv[1:] if a in k3s_config.SUBCOMMANDS), '')
     if not role:
         raise services.ServiceError(

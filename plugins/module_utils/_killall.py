@@ -68,9 +68,12 @@ def mount_prefixes(data_dir):
 
 def pods_mounts(points, data_dir):
     """The mounts to unmount, deepest first (a mount over another goes first)."""
-    chosen = [p for p in points
-              if any(_under(p, prefix) for prefix in mount_prefixes(data_dir))
-              or (os.path.dirname(p) == NETNS_DIR and os.path.basename(p).startswith(NETNS_PREFIX))]
+    def chosen_one(p):
+        if any(_under(p, prefix) for prefix in mount_prefixes(data_dir)):
+            return True
+        return os.path.dirname(p) == NETNS_DIR and os.path.basename(p).startswith(NETNS_PREFIX)
+
+    chosen = [p for p in points if chosen_one(p)]
     return sorted(chosen, reverse=True)  # a mount stacked over another is listed (and unmounted) once per layer
 
 
@@ -137,8 +140,12 @@ def read_processes(view):
 def read_links(view):
     """The links to delete: those of :data:`LINKS` the node has, after the ones enslaved to cni0."""
     names = view.listdir('/sys/class/net') or []
-    enslaved = sorted(n for n in names if n != BRIDGE and view.lexists('/sys/class/net/%s/master' % n)
-                      and os.path.basename(view.realpath('/sys/class/net/%s/master' % n)) == BRIDGE)
+
+    def enslaved_to_bridge(n):
+        master = '/sys/class/net/%s/master' % n
+        return n != BRIDGE and view.lexists(master) and os.path.basename(view.realpath(master)) == BRIDGE
+
+    enslaved = sorted(n for n in names if enslaved_to_bridge(n))
     return enslaved + [n for n in LINKS if n in names]
 
 

@@ -138,20 +138,20 @@ def split_documents(text):
                 raise ValueError('line %d: invalid Yaml document separator: %s (only a comment may follow ---; k3s '
                                  'refuses the file)' % (number, rest))
             if current:
-                docs.append((start, ''.join(l + '\n' for l in current)))
+                docs.append((start, ''.join(text + '\n' for text in current)))
             current, start = [], number + 1
             continue
         if not current:
             start = number
         current.append(line)
     if current:
-        docs.append((start, ''.join(l + '\n' for l in current)))
+        docs.append((start, ''.join(text + '\n' for text in current)))
     return docs
 
 
 def _is_empty(doc):
     """Only blank lines and comments: k3s skips such a document (isEmptyYaml)."""
-    return all(not l.strip() or l.strip().startswith('#') for l in doc.split('\n'))
+    return all(not text.strip() or text.strip().startswith('#') for text in doc.split('\n'))
 
 
 def _objects(value):

@@ -58,6 +58,11 @@ class ReadyError(PlanError):
     """Waiting makes no sense (bad input, no kubectl); ``msg`` says what to do."""
 
 
+def _one_word(value):
+    """A non-empty string without whitespace anywhere."""
+    return isinstance(value, str) and bool(value) and not any(c.isspace() for c in value)
+
+
 def validate(params):
     """The options, checked once before anything runs; raises ReadyError."""
     kubectl = params.get('kubectl') or []
@@ -74,8 +79,7 @@ def validate(params):
     if params['interval'] == 0 and params['timeout'] > 0:
         raise ReadyError('interval must be more than 0 seconds when timeout is more than 0')
     version = params.get('kubelet_version')
-    if version is not None and (not isinstance(version, str) or not version or version != version.strip()
-                                or any(c.isspace() for c in version)):
+    if version is not None and not _one_word(version):
         raise ReadyError('kubelet_version must be the version the Node reports, as one word (for example v1.31.4+k3s1, '
                          'what "k3s --version" prints), not %r' % (version,))
 

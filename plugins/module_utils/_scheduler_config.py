@@ -909,8 +909,10 @@ def _validate_queue_sort_configs(profiles):
     for i in range(1, len(profiles)):
         for j, pc in enumerate(profiles[i].get('pluginConfig') or []):
             if pc.get('name', '') == name and _args_repr(pc) != canon:
-                errs.append(invalid('profiles[%d].pluginConfig[%d].args' % (i, j), pc.get('args'), 'queueSort must be the same for all profiles'
-                                    + ('' if name else ' (a pluginConfig with an empty name counts as the queue sort plugin\'s)')))
+                why = 'queueSort must be the same for all profiles'
+                if not name:
+                    why += ' (a pluginConfig with an empty name counts as the queue sort plugin\'s)'
+                errs.append(invalid('profiles[%d].pluginConfig[%d].args' % (i, j), pc.get('args'), why))
     return errs
 
 

@@ -285,11 +285,11 @@ def edit_unit(service, request):
 
 
 def render_dropin(prefix, exec_path, argv, argv0_explicit, unit_path):
-    return ('%s. It replaces ExecStart of %s:\n'
+    head = ('%s. It replaces ExecStart of %s:\n'
             '# later installer changes to that ExecStart are masked while this file exists.\n'
             '[Service]\n'
-            'ExecStart=\n' % (MARKER, unit_path)
-            + render_exec_start(prefix.replace('@', ''), exec_path, argv, argv0_explicit)).encode('utf-8')
+            'ExecStart=\n' % (MARKER, unit_path))
+    return (head + render_exec_start(prefix.replace('@', ''), exec_path, argv, argv0_explicit)).encode('utf-8')
 
 
 def edit_dropin(service, request):

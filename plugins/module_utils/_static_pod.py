@@ -854,8 +854,8 @@ def _remove_mounts(ed, arg, needed, prefix, warnings):
             if hp in needed:
                 warnings.append('kept volume %s (%s): %s still needs it.' % (name, hp, owner))
             continue
-        if not (owner == arg or hp in needed or (owner is not None and owner not in remaining)
-                or (owner is None and not others and named_for(prefix, name, hp))):
+        kept = owner == arg or hp in needed or (owner is not None and owner not in remaining)
+        if not (kept or (owner is None and not others and named_for(prefix, name, hp))):
             continue
         still = [a for a in remaining if hp is not None and arg_path(a) is not None and _covers(hp, arg_path(a))]
         if still:

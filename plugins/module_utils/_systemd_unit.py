@@ -922,7 +922,6 @@ def parse_exec_line(value, chars=None, where='ExecStart', specifiers=None):
         return Token(text, value[w_start:w_end], pos(w_start), end_pos(w_end), word, live)
 
     i = 0
-    n = len(value)
     while True:
         try:
             first = _extract_word(value, i)

@@ -917,8 +917,9 @@ class _Checked(_Tree):
     # -- committing ------------------------------------------------------------------------
     def _empty_root(self):
         root = self.root
-        return root is None or (root.kind == 'scalar' and root.style == 'plain' and root.value == ''
-                                and root.tag is None and root.anchor is None)
+        if root is None:
+            return True
+        return root.kind == 'scalar' and root.style == 'plain' and root.value == '' and root.tag is None and root.anchor is None
 
     def _commit(self, new_text, path, op, arg=None, key=None):
         """Keep ``new_text`` when it reads as the old text with the one edit; else refuse."""
@@ -1003,9 +1004,10 @@ class _Checked(_Tree):
 
     # -- edits ----------------------------------------------------------------------------
     def _value_error(self, e, path):
-        return YamlEditError(self.name, '%s: cannot write that value: %s' % (_path_text(path), e),
-                             hint='give None, booleans, integers, floats, strings, lists and dicts with scalar keys'
-                                  + (' (a JSON file: string keys, no .inf/.nan)' if self.is_json else ''))
+        hint = 'give None, booleans, integers, floats, strings, lists and dicts with scalar keys'
+        if self.is_json:
+            hint += ' (a JSON file: string keys, no .inf/.nan)'
+        return YamlEditError(self.name, '%s: cannot write that value: %s' % (_path_text(path), e), hint=hint)
 
 
 class _Inserting(_Checked):
@@ -1330,8 +1332,8 @@ class Document(_Inserting):
         self._check_node(node, chain, 'the value', path)
         self._check_subtree(node, path)
         parent = chain[-1][0] if chain else None
-        if comment and (self.is_json or (parent is not None and parent.style == 'flow')
-                        or not (isinstance(value, (list, tuple)) and value)):
+        in_flow = parent is not None and parent.style == 'flow'
+        if comment and (self.is_json or in_flow or not (isinstance(value, (list, tuple)) and value)):
             self._refuse(node, '%s: a marker comment goes above a block item; here the value is written in flow style'
                          % _path_text(path), hint='append without the comment')
         if parent is not None and parent.style == 'flow':

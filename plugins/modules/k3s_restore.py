@@ -98,7 +98,7 @@ options:
         joins the restored server's cluster; O(archive) is not used.
       - V(discard) - on a server that holds a datastore of another cluster and is to join one, move C(server/db) and
         C(server/token) aside as C(server/db.baremetal-k3s-<time>) and C(server/token.baremetal-k3s-<time>) (kept, no
-        longer used), so that its next start joins; O(archive) is not used. The role M(baremetal.k3s.k3s_server) does
+        longer used), so that its next start joins; O(archive) is not used. The role P(baremetal.k3s.k3s_server#role) does
         it with C(k3s_server_join_discard_datastore=true).
     type: str
     choices: [restore, rejoin, discard]
