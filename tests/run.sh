@@ -116,22 +116,25 @@ lint() {
 # the same reason): the import of the artifact as built must fail for that reason alone, and the import
 # of a copy given a repository must pass with no error and no warning but the sanity ignore files' (each
 # entry there says why it stays).
-galaxy_import() {
-  local artifact=$1 venv="$BAREMETAL_K3S_CACHE/galaxy-importer-0.4.44" dir log
+galaxy_import() (  # a subshell: its scratch directory goes on every way out
+  artifact=$1 venv="$BAREMETAL_K3S_CACHE/galaxy-importer-0.4.44"
   if ! "$venv/bin/python" -c 'import galaxy_importer' 2>/dev/null; then
     rm -rf "$venv" && python3 -m venv "$venv" \
-      && "$venv/bin/pip" install -q --disable-pip-version-check galaxy-importer==0.4.44 || return 1
+      && "$venv/bin/pip" install -q --disable-pip-version-check galaxy-importer==0.4.44 || exit 1
   fi
-  dir=$(mktemp -d)
+  dir=$(mktemp -d) && trap 'rm -rf "$dir"' EXIT
   printf '[galaxy-importer]\nRUN_ANSIBLE_TEST = False\nRUN_ANSIBLE_LINT = False\nRUN_FLAKE8 = True\n' >"$dir/importer.cfg"
-  log=$(cd "$dir" && GALAXY_IMPORTER_CONFIG=$dir/importer.cfg PATH="$venv/bin:$PATH" \
-        "$venv/bin/python" -m galaxy_importer.main "$artifact" 2>&1)
+  run_importer() {  # ARTIFACT: galaxy-importer's output
+    (cd "$dir" && GALAXY_IMPORTER_CONFIG=$dir/importer.cfg PATH="$venv/bin:$PATH" \
+      "$venv/bin/python" -m galaxy_importer.main "$1" 2>&1)
+  }
+  log=$(run_importer "$artifact")
   if ! grep -q "ERROR: .*'repository' is required" <<<"$log" || [ "$(grep -c 'ERROR' <<<"$log")" -ne 1 ]; then
     printf '%s\n' "$log" >&2; echo "galaxy-importer: expected the one error of the missing repository" >&2
-    rm -rf "$dir"; return 1
+    exit 1
   fi
-  if ! { mkdir "$dir/copy" "$dir/out" && tar -xzf "$artifact" -C "$dir/copy"; }; then rm -rf "$dir"; return 1; fi
-  "$VENV/bin/python" - "$dir/copy/MANIFEST.json" <<'PY' || { rm -rf "$dir"; return 1; }
+  mkdir "$dir/copy" "$dir/out" && tar -xzf "$artifact" -C "$dir/copy" || exit 1
+  "$VENV/bin/python" - "$dir/copy/MANIFEST.json" <<'PY' || exit 1
 import json, sys
 with open(sys.argv[1]) as f:
     manifest = json.load(f)
@@ -139,17 +142,15 @@ manifest['collection_info']['repository'] = 'https://repository.invalid/baremeta
 with open(sys.argv[1], 'w') as f:
     json.dump(manifest, f)
 PY
-  tar -czf "$dir/out/$(basename "$artifact")" -C "$dir/copy" . || { rm -rf "$dir"; return 1; }
-  log=$(cd "$dir" && GALAXY_IMPORTER_CONFIG=$dir/importer.cfg PATH="$venv/bin:$PATH" \
-        "$venv/bin/python" -m galaxy_importer.main "$dir/out/$(basename "$artifact")" 2>&1)
-  rm -rf "$dir"
+  tar -czf "$dir/out/$(basename "$artifact")" -C "$dir/copy" . || exit 1
+  log=$(run_importer "$dir/out/$(basename "$artifact")")
   if ! grep -q 'Importer processing completed successfully' <<<"$log" \
       || grep -E 'ERROR|WARNING' <<<"$log" | grep -v 'Ignore files skip ansible-test sanity tests'; then
     printf '%s\n' "$log" >&2; echo "galaxy-importer: the lines above are errors or warnings" >&2
-    return 1
+    exit 1
   fi
   echo "galaxy-importer $(basename "$venv" | cut -d- -f3): clean (but the repository galaxy.yml does not give)"
-}
+)
 
 galaxy_build() {  # the built artifact holds the collection and nothing of the test set-up
   local tree out

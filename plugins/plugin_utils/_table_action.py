@@ -14,6 +14,8 @@ Nothing runs on a node.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
@@ -34,9 +36,9 @@ class TableAction(ActionBase):
     _supports_check_mode = True
     ARGUMENT_SPEC: dict = {}
 
+    @abstractmethod
     def table(self, args, task_vars):
         """(data, lines) of the validated ``args``; raises TableError when there is nothing to print."""
-        raise NotImplementedError
 
     def finish(self, result, args, data):  # pylint: disable=unused-argument
         """The result to return, once the table is printed (and written); a subclass adds failure or warnings."""

@@ -14,10 +14,8 @@ import os
 
 import pytest
 
-INSTALL = """
-- hosts: localhost
-  gather_facts: false
-  tasks:
+# site's install of the binary; EXTRA_VARS: more of the include's vars, each line indented as they are
+INSTALL_TASK = """
     - name: Install as site does
       ansible.builtin.include_role:
         name: baremetal.k3s.k3s_node
@@ -30,10 +28,15 @@ INSTALL = """
         k3s_node_checksums_url: ""
         k3s_node_vars_prefix: k3s_agent
         k3s_node_installed: false
+{extra_vars}
     # k3s_node's handler (a restart of k3s) was notified by the install: it is not for this host
     - name: End here, without the handlers
       ansible.builtin.meta: end_host
 """
+INSTALL = """
+- hosts: localhost
+  gather_facts: false
+  tasks:""" + INSTALL_TASK.format(extra_vars='')
 RESET = """
 - hosts: localhost
   gather_facts: false
@@ -164,23 +167,7 @@ READ_THEN_INSTALL = """
         service: k3s-agent
         sha256_files: ["{{ k3s_node_bin_dir }}/k3s"]
       register: read
-
-    - name: Install as site does
-      ansible.builtin.include_role:
-        name: baremetal.k3s.k3s_node
-        tasks_from: install
-      vars:
-        k3s_node_binary_url: ""
-        k3s_node_images_src: ""
-        k3s_node_images_sha256: ""
-        k3s_node_images_list: []
-        k3s_node_checksums_url: ""
-        k3s_node_vars_prefix: k3s_agent
-        k3s_node_installed: false
-        k3s_node_files_read: "{{ read.sha256_files }}"
-    - name: End here, without the handlers
-      ansible.builtin.meta: end_host
-"""
+""" + INSTALL_TASK.format(extra_vars='        k3s_node_files_read: "{{ read.sha256_files }}"')
 
 
 @pytest.mark.parametrize('before, mode, copied, recorded', [
