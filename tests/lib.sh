@@ -123,7 +123,7 @@ bk3s_node_run() {  # NAME IMAGE [extra docker run args...]
     --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
     -v /sys/fs/cgroup:/sys/fs/cgroup:rw --cgroupns host \
     --tmpfs /run --tmpfs /run/lock --tmpfs /tmp \
-    "${bins[@]}" --label baremetal-k3s=node "$@" "$image" "$cmd" >/dev/null
+    "${bins[@]}" --label baremetal-k3s=node --label "bk3s.stage=${BK3S_STAGE:-}" "$@" "$image" "$cmd" >/dev/null
 }
 
 # --- As a new user: the oldest ansible-core the collection supports, the built artifact

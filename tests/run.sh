@@ -16,18 +16,39 @@ FAILED=0
 T0=$SECONDS
 
 stage() {  # stage NAME COMMAND...: run, time and record it
-  local name=$1 start=$SECONDS rc
+  local name=$1 start=$SECONDS rc cpu0
   shift
   bk3s_log "stage $name"
-  "$@"
+  children_cpu; cpu0=$CHILDREN_CPU
+  BK3S_STAGE=$name "$@"
   rc=$?
-  if [ $rc -eq 0 ]; then
-    PASSED=$((PASSED + 1)); RESULTS+=("PASSED  $(printf '%5ss' $((SECONDS - start)))  $name")
-  else
-    FAILED=$((FAILED + 1)); RESULTS+=("FAILED  $(printf '%5ss' $((SECONDS - start)))  $name (exit $rc)")
-  fi
-  echo "-- $name: exit $rc after $((SECONDS - start))s"
+  children_cpu
+  record "$name" "$rc" $((SECONDS - start)) $((CHILDREN_CPU - cpu0))
   return $rc
+}
+
+# The CPU seconds (user + system) of this shell's ended children so far, into CHILDREN_CPU: bash's
+# `times`, run in this shell itself (a command substitution would be a child that has none).
+TIMES=$(mktemp -d)
+children_cpu() {
+  local f="$TIMES/$BASHPID"  # this shell's (a job of the pool is a subshell)
+  times >"$f"
+  CHILDREN_CPU=$(awk 'function s(t, p) { split(t, p, /[ms]/); return p[1] * 60 + p[2] }
+    NR == 2 { printf "%d", s($1) + s($2) }' "$f")
+}
+
+# The node containers' CPU per stage: every container a stage starts carries the label
+# bk3s.stage=$BK3S_STAGE, and tests/stage_cpu.py reads their cgroups until the run ends.
+NODES_CPU=$(mktemp -d)
+nodes_cpu_start() {
+  command -v docker >/dev/null || return 0
+  "$VENV/bin/python" tests/stage_cpu.py "$NODES_CPU" </dev/null >/dev/null 2>&1 &
+  NODES_CPU_PID=$!
+}
+nodes_cpu_stop() {
+  [ -n "${NODES_CPU_PID:-}" ] || return 0
+  touch "$NODES_CPU/stop"
+  wait "$NODES_CPU_PID"
 }
 
 # The machine's CPU time so far (user+nice+system+irq+softirq, all cores), in seconds: the run is
@@ -36,16 +57,26 @@ cpu_busy() { awk '/^cpu /{printf "%d", ($2+$3+$4+$7+$8)/100}' /proc/stat; }
 CPU0=$(cpu_busy)
 
 summary() {
-  local total=$((SECONDS - T0)) busy=$(($(cpu_busy) - CPU0))
+  local total=$((SECONDS - T0)) busy=$(($(cpu_busy) - CPU0)) line name nodes
+  nodes_cpu_stop
   echo
   echo "================================ summary ================================"
-  printf '%s\n' "${RESULTS[@]}"
+  echo "result   wall   CPU-s: all = its own + its nodes'   stage"
+  for line in "${RESULTS[@]}"; do
+    name=${line##* }
+    nodes=$(awk -F '\t' -v s="$name" '$1 == s { print $2 }' "$NODES_CPU/nodes.tsv" 2>/dev/null)
+    # shellcheck disable=SC2086  # the line's fields, as record wrote them
+    set -- $line
+    printf '%s %6s %7ss = %5ss + %5ss  %s\n' "$1" "$2" $(($3 + ${nodes:-0})) "$3" "${nodes:-0}" "$name"
+  done | tee "$NODES_CPU/table"
   echo "total time: ${total}s; CPU busy ${busy}s of $((total * $(nproc)))s ($(nproc) cores)"
   echo "budget (docs/testing.md, Time budget): 2700s warm, 4200s on a fresh machine"
   echo "the five longest stages (jobs of the pool overlap):"
-  printf '%s\n' "${RESULTS[@]}" | awk '{t = $2; sub(/s$/, "", t); $1 = $2 = ""; sub(/^ +/, ""); printf "%6ds  %s\n", t, $0}' \
-    | sort -rn | head -n 5
+  awk '{ print $2, $NF }' "$NODES_CPU/table" | sort -rn | head -n 5 | awk '{ printf "%6s  %s\n", $1, $2 }'
+  echo "the five costliest in CPU time (the machine's 2 cores are what the stages share):"
+  awk '{ print $3, $NF }' "$NODES_CPU/table" | sort -rn | head -n 5 | awk '{ printf "%6s  %s\n", $1, $2 }'
   echo "stages: $PASSED passed, $FAILED failed"
+  rm -rf "$TIMES" "$NODES_CPU"
 }
 
 setup() { bk3s_apt git rsync shellcheck && bk3s_docker && bk3s_venv; }
@@ -199,13 +230,11 @@ molecule_one() {
     && "$VENV/bin/molecule" test -s "$1")
 }
 
-record() {  # record NAME RC SECONDS: a stage run elsewhere (a background job)
-  if [ "$2" -eq 0 ]; then
-    PASSED=$((PASSED + 1)); RESULTS+=("PASSED  $(printf '%5ss' "$3")  $1")
-  else
-    FAILED=$((FAILED + 1)); RESULTS+=("FAILED  $(printf '%5ss' "$3")  $1 (exit $2)")
-  fi
-  echo "-- $1: exit $2 after $3s"
+record() {  # record NAME RC SECONDS CPU: a stage's result, wall time and its own CPU seconds
+  local result=PASSED
+  if [ "$2" -eq 0 ]; then PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); result=FAILED; fi
+  RESULTS+=("$result ${3}s $4 $1")
+  echo "-- $1: exit $2 after $3s (its own CPU ${4}s)"
 }
 
 # Scenarios mostly wait (on systemd, on the API server), so MOLECULE_JOBS (default 3) run at
@@ -214,7 +243,7 @@ record() {  # record NAME RC SECONDS: a stage run elsewhere (a background job)
 molecule_all() {
   local jobs=${MOLECULE_JOBS:-3} logs sc running=0 cmd
   logs=$(mktemp -d)
-  local -a todo=() reported=()
+  local -a todo=() reported=() pids=()
   # the longest first (their last CI times, most first), so that no long one starts last and
   # runs alone at the end; the others follow in name order
   local long="fleet_etcd integration fleet_life fleet_grow rollout_faults drift extenders upgrade_convert k3s_unit"
@@ -226,15 +255,15 @@ molecule_all() {
     [[ " $* " == *" $sc "* ]] || [ -f "extensions/molecule/$sc/molecule.yml" ] && todo+=("$sc")
   done
   report_done() {  # print and record every job that has ended since the last call
-    local f name rc secs
+    local f name rc secs cpu
     for f in "$logs"/*.rc; do
       [ -e "$f" ] || continue
       name=$(basename "$f" .rc)
       [[ " ${reported[*]} " == *" $name "* ]] && continue
-      read -r rc secs <"$f"
+      read -r rc secs cpu <"$f"
       bk3s_log "stage $(cat "$logs/$name.label")"
       cat "$logs/$name.log"
-      record "$(cat "$logs/$name.label")" "$rc" "$secs"
+      record "$(cat "$logs/$name.label")" "$rc" "$secs" "$cpu"
       reported+=("$name")
       running=$((running - 1))
     done
@@ -249,13 +278,16 @@ molecule_all() {
     bk3s_log "starting $(cat "$logs/$sc.label") (log printed when it ends)"
     (
       start=$SECONDS
-      "${cmd[@]}" >"$logs/$sc.log" 2>&1
+      BK3S_STAGE=$(cat "$logs/$sc.label") "${cmd[@]}" >"$logs/$sc.log" 2>&1
       rc=$?
-      echo "$rc $((SECONDS - start))" >"$logs/$sc.rc.tmp" && mv "$logs/$sc.rc.tmp" "$logs/$sc.rc"
+      children_cpu
+      echo "$rc $((SECONDS - start)) $CHILDREN_CPU" >"$logs/$sc.rc.tmp" && mv "$logs/$sc.rc.tmp" "$logs/$sc.rc"
     ) &
+    pids+=($!)
     running=$((running + 1))
   done
   while [ "$running" -gt 0 ]; do sleep 2; report_done; done
+  [ "${#pids[@]}" -eq 0 ] || wait "${pids[@]}"  # reaped here, so that their CPU time is not counted in a later stage
   rm -rf "$logs"
 }
 
@@ -269,6 +301,7 @@ if [[ " $WANT " == *" molecule "* ]]; then
 fi
 
 stage setup setup || { summary; exit 1; }
+nodes_cpu_start
 for s in $WANT; do
   case $s in
     images|kube)

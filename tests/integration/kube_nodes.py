@@ -116,6 +116,7 @@ def stop_unit(name, unit='k3s'):
 def node_container(name, network):
     """A node: systemd as PID 1, the double at /usr/local/bin/k3s and kine beside it."""
     docker('run', '-d', '--name', name, '--hostname', name, '--network', network, '--label', 'baremetal-k3s=node',
+           '--label', 'bk3s.stage=' + os.environ.get('BK3S_STAGE', ''),
            '--cap-add', 'SYS_ADMIN', '--cap-add', 'NET_ADMIN', '--security-opt', 'seccomp=unconfined',
            '--security-opt', 'apparmor=unconfined', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:rw', '--cgroupns', 'host',
            '--tmpfs', '/run', '--tmpfs', '/run/lock', '--tmpfs', '/tmp',

@@ -85,6 +85,7 @@ def node():
     docker('rm', '-f', name, check=False)
     try:
         docker('run', '-d', '--name', name, '--hostname', name, '--label', 'baremetal-k3s=node',
+               '--label', 'bk3s.stage=' + os.environ.get('BK3S_STAGE', ''),
                '--tmpfs', '/run', '--tmpfs', '/tmp',
                '-v', '%s:/usr/local/bin/k3s:ro' % os.path.join(KUBE_DIR, 'k3s'),
                '-v', '%s:/usr/local/bin/kine:ro' % os.path.join(KUBE_DIR, 'kine'),

@@ -62,7 +62,8 @@ def docker(*args, check=True, input_bytes=None):
 @pytest.fixture(scope='module')
 def container():
     try:
-        cid = docker('run', '-d', '--cap-add', 'SYS_ADMIN', '--cap-add', 'NET_ADMIN',
+        cid = docker('run', '-d', '--label', 'bk3s.stage=' + os.environ.get('BK3S_STAGE', ''),
+                     '--cap-add', 'SYS_ADMIN', '--cap-add', 'NET_ADMIN',
                      '--security-opt', 'seccomp=unconfined', '--security-opt', 'apparmor=unconfined',
                      '-v', '/sys/fs/cgroup:/sys/fs/cgroup:rw', '--cgroupns', 'host',
                      '--tmpfs', '/run', '--tmpfs', '/run/lock', '--tmpfs', '/tmp',

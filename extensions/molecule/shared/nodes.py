@@ -19,6 +19,7 @@ Ansible's own work); one ``docker run`` per node, started together, takes a few 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -30,6 +31,7 @@ KNOWN = {
     'children',
 }
 LABEL = 'owner=molecule'  # what molecule's own reset looks for
+STAGE_LABEL = 'bk3s.stage=' + os.environ.get('BK3S_STAGE', '')  # tests/run.sh's stage, whose CPU time it is
 BOOT_TIMEOUT = 180  # seconds for a node's systemd to finish booting
 
 
@@ -46,7 +48,7 @@ def networks(platform):
 
 def run_argv(platform):
     argv = ['run', '-d', '--name', platform['name'], '--hostname', platform.get('hostname', platform['name']),
-            '--label', LABEL, '--log-driver', 'json-file']
+            '--label', LABEL, '--label', STAGE_LABEL, '--log-driver', 'json-file']
     argv += [a for cap in platform.get('capabilities') or [] for a in ('--cap-add', cap)]
     argv += [a for opt in platform.get('security_opts') or [] for a in ('--security-opt', opt)]
     if platform.get('cgroupns_mode'):
