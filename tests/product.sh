@@ -150,7 +150,10 @@ for f in "$work"/backups/*/k3s-backup-*.sha256; do
   fetched=$((fetched + 1))
 done
 [ "$fetched" = "${#servers[@]}" ] || fail "$fetched backups fetched, not ${#servers[@]}"
-echo "day 2: user product-admin added (second run changed nothing), $fetched backups fetched and checked"
+# what was fetched holds the server token: 0600 files in 0700 directories on the controller too
+loose=$(find "$work/backups" \( \( -type d ! -perm 0700 \) -o \( -type f ! -perm 0600 \) \) -printf '%m %p\n')
+[ -z "$loose" ] || fail "fetched backups not 0600 in 0700 directories on the controller: $loose"
+echo "day 2: user product-admin added (second run changed nothing), $fetched backups fetched and checked (0600 in 0700)"
 
 bk3s_log "the fleet playbooks on ansible-core $BK3S_ANSIBLE_CORE_MIN: a server and an agent from bare nodes"
 # The air-gapped quick start's inventory on bare nodes (tests/demo.sh BARE=1): site from nothing,
