@@ -65,16 +65,17 @@ summary() {
   for line in "${RESULTS[@]}"; do
     name=${line##* }
     nodes=$(awk -F '\t' -v s="$name" '$1 == s { print $2 }' "$NODES_CPU/nodes.tsv" 2>/dev/null)
-    # shellcheck disable=SC2086  # the line's fields, as record wrote them
+    # shellcheck disable=SC2086  # the line's fields, as record wrote them: result, wall, CPU, exit code, name
     set -- $line
-    printf '%s %6s %7ss = %5ss + %5ss  %s\n' "$1" "$2" $(($3 + ${nodes:-0})) "$3" "${nodes:-0}" "$name"
+    printf '%s %6s %7ss = %5ss + %5ss  %s%s\n' "$1" "$2" $(($3 + ${nodes:-0})) "$3" "${nodes:-0}" "$name" \
+      "$([ "$4" -eq 0 ] || echo " (exit $4)")"
   done | tee "$NODES_CPU/table"
   echo "total time: ${total}s; CPU busy ${busy}s of $((total * $(nproc)))s ($(nproc) cores)"
   echo "budget (docs/testing.md, Time budget): 2700s warm, 4200s on a fresh machine"
   echo "the five longest stages (jobs of the pool overlap):"
-  awk '{ print $2, $NF }' "$NODES_CPU/table" | sort -rn | head -n 5 | awk '{ printf "%6s  %s\n", $1, $2 }'
+  awk '{ print $2, $8 }' "$NODES_CPU/table" | sort -rn | head -n 5 | awk '{ printf "%6s  %s\n", $1, $2 }'
   echo "the five costliest in CPU time (the machine's 2 cores are what the stages share):"
-  awk '{ print $3, $NF }' "$NODES_CPU/table" | sort -rn | head -n 5 | awk '{ printf "%6s  %s\n", $1, $2 }'
+  awk '{ print $3, $8 }' "$NODES_CPU/table" | sort -rn | head -n 5 | awk '{ printf "%6s  %s\n", $1, $2 }'
   echo "stages: $PASSED passed, $FAILED failed"
   rm -rf "$TIMES" "$NODES_CPU"
 }
@@ -233,7 +234,7 @@ molecule_one() {
 record() {  # record NAME RC SECONDS CPU: a stage's result, wall time and its own CPU seconds
   local result=PASSED
   if [ "$2" -eq 0 ]; then PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); result=FAILED; fi
-  RESULTS+=("$result ${3}s $4 $1")
+  RESULTS+=("$result ${3}s $4 $2 $1")
   echo "-- $1: exit $2 after $3s (its own CPU ${4}s)"
 }
 
