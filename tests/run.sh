@@ -42,6 +42,7 @@ children_cpu() {
 NODES_CPU=$(mktemp -d)
 nodes_cpu_start() {
   command -v docker >/dev/null || return 0
+  # shellcheck disable=SC2153  # VENV is tests/lib.sh's, sourced above
   "$VENV/bin/python" tests/stage_cpu.py "$NODES_CPU" </dev/null >/dev/null 2>&1 &
   NODES_CPU_PID=$!
 }
@@ -56,26 +57,33 @@ nodes_cpu_stop() {
 cpu_busy() { awk '/^cpu /{printf "%d", ($2+$3+$4+$7+$8)/100}' /proc/stat; }
 CPU0=$(cpu_busy)
 
+top5() {  # top5 FIELD: the five stages of the summary table highest in that field, with it
+  awk -v f="$1" '{ print $f, $8 }' "$NODES_CPU/table" | sort -rn | head -n 5 | awk '{ printf "%6s  %s\n", $1, $2 }'
+}
+
 summary() {
-  local total=$((SECONDS - T0)) busy=$(($(cpu_busy) - CPU0)) line name nodes
+  local total=$((SECONDS - T0)) busy=$(($(cpu_busy) - CPU0)) line stage seconds rest nodes
+  local -A nodes_of=()
   nodes_cpu_stop
+  if [ -f "$NODES_CPU/nodes.tsv" ]; then
+    while IFS=$'\t' read -r stage seconds rest; do nodes_of[$stage]=$seconds; done <"$NODES_CPU/nodes.tsv"
+  fi
   echo
   echo "================================ summary ================================"
   echo "result   wall   CPU-s: all = its own + its nodes'   stage"
   for line in "${RESULTS[@]}"; do
-    name=${line##* }
-    nodes=$(awk -F '\t' -v s="$name" '$1 == s { print $2 }' "$NODES_CPU/nodes.tsv" 2>/dev/null)
     # shellcheck disable=SC2086  # the line's fields, as record wrote them: result, wall, CPU, exit code, name
     set -- $line
-    printf '%s %6s %7ss = %5ss + %5ss  %s%s\n' "$1" "$2" $(($3 + ${nodes:-0})) "$3" "${nodes:-0}" "$name" \
+    nodes=${nodes_of[$5]:-0}
+    printf '%s %6s %7ss = %5ss + %5ss  %s%s\n' "$1" "$2" $(($3 + nodes)) "$3" "$nodes" "$5" \
       "$([ "$4" -eq 0 ] || echo " (exit $4)")"
   done | tee "$NODES_CPU/table"
   echo "total time: ${total}s; CPU busy ${busy}s of $((total * $(nproc)))s ($(nproc) cores)"
   echo "budget (docs/testing.md, Time budget): 2700s warm, 4200s on a fresh machine"
   echo "the five longest stages (jobs of the pool overlap):"
-  awk '{ print $2, $8 }' "$NODES_CPU/table" | sort -rn | head -n 5 | awk '{ printf "%6s  %s\n", $1, $2 }'
+  top5 2
   echo "the five costliest in CPU time (the machine's 2 cores are what the stages share):"
-  awk '{ print $3, $8 }' "$NODES_CPU/table" | sort -rn | head -n 5 | awk '{ printf "%6s  %s\n", $1, $2 }'
+  top5 3
   echo "stages: $PASSED passed, $FAILED failed"
   rm -rf "$TIMES" "$NODES_CPU"
 }

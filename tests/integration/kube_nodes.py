@@ -22,6 +22,8 @@ IMAGE = os.environ.get('BAREMETAL_K3S_IMAGE_SYSTEMD')
 KUBE_DIR = os.environ.get('BAREMETAL_K3S_KUBE_DIR')
 REQUIRE_DOCKER = os.environ.get('BAREMETAL_K3S_REQUIRE_DOCKER') == '1'
 STATE = '/run/k3s-double/state.json'
+# the label of every container the integration tests start: tests/run.sh's stage, whose CPU time it is (tests/stage_cpu.py)
+STAGE_LABEL = 'bk3s.stage=' + os.environ.get('BK3S_STAGE', '')
 EVENTS = '/var/log/k3s-double/events.jsonl'
 
 
@@ -116,7 +118,7 @@ def stop_unit(name, unit='k3s'):
 def node_container(name, network):
     """A node: systemd as PID 1, the double at /usr/local/bin/k3s and kine beside it."""
     docker('run', '-d', '--name', name, '--hostname', name, '--network', network, '--label', 'baremetal-k3s=node',
-           '--label', 'bk3s.stage=' + os.environ.get('BK3S_STAGE', ''),
+           '--label', STAGE_LABEL,
            '--cap-add', 'SYS_ADMIN', '--cap-add', 'NET_ADMIN', '--security-opt', 'seccomp=unconfined',
            '--security-opt', 'apparmor=unconfined', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:rw', '--cgroupns', 'host',
            '--tmpfs', '/run', '--tmpfs', '/run/lock', '--tmpfs', '/tmp',

@@ -57,7 +57,7 @@ GPU_TAINT = 'nvidia.com/gpu=present:NoSchedule'
 def kine_container(name, network):
     """A shared datastore: kine on SQLite serving etcd's API on TCP 2379 (no systemd needed)."""
     docker('run', '-d', '--name', name, '--hostname', name, '--network', network, '--label', 'baremetal-k3s=node',
-           '--label', 'bk3s.stage=' + os.environ.get('BK3S_STAGE', ''),
+           '--label', kn.STAGE_LABEL,
            '-v', '%s:/usr/local/bin/kine:ro' % os.path.join(KUBE_DIR, 'kine'), IMAGE, 'sh', '-c',
            'mkdir -p /var/lib/kine && exec /usr/local/bin/kine --endpoint sqlite:///var/lib/kine/state.db '
            '--listen-address 0.0.0.0:2379')

@@ -32,6 +32,7 @@ import pytest
 import yaml
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _readiness as readiness
+from ansible_collections.baremetal.k3s.tests.integration.kube_nodes import STAGE_LABEL
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -85,7 +86,7 @@ def node():
     docker('rm', '-f', name, check=False)
     try:
         docker('run', '-d', '--name', name, '--hostname', name, '--label', 'baremetal-k3s=node',
-               '--label', 'bk3s.stage=' + os.environ.get('BK3S_STAGE', ''),
+               '--label', STAGE_LABEL,
                '--tmpfs', '/run', '--tmpfs', '/tmp',
                '-v', '%s:/usr/local/bin/k3s:ro' % os.path.join(KUBE_DIR, 'k3s'),
                '-v', '%s:/usr/local/bin/kine:ro' % os.path.join(KUBE_DIR, 'kine'),

@@ -30,6 +30,7 @@ import time
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _systemd_unit as su
+from ansible_collections.baremetal.k3s.tests.integration.kube_nodes import STAGE_LABEL
 
 import installer  # pylint: disable=import-error
 
@@ -62,7 +63,7 @@ def docker(*args, check=True, input_bytes=None):
 @pytest.fixture(scope='module')
 def container():
     try:
-        cid = docker('run', '-d', '--label', 'bk3s.stage=' + os.environ.get('BK3S_STAGE', ''),
+        cid = docker('run', '-d', '--label', STAGE_LABEL,
                      '--cap-add', 'SYS_ADMIN', '--cap-add', 'NET_ADMIN',
                      '--security-opt', 'seccomp=unconfined', '--security-opt', 'apparmor=unconfined',
                      '-v', '/sys/fs/cgroup:/sys/fs/cgroup:rw', '--cgroupns', 'host',
