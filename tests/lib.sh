@@ -89,6 +89,15 @@ bk3s_collection_tree() {  # [NAME]: a tree of its own per caller, so parallel ca
 }
 
 # ANSIBLE_COLLECTIONS_PATH entry that resolves baremetal.k3s to this checkout, live.
+# Mitogen's strategy, for the scenarios alone (extensions/molecule/config.yml says why, and which run without it;
+# tests/product.sh runs on Ansible's defaults): exported into the caller's environment
+bk3s_mitogen() {
+  ANSIBLE_STRATEGY_PLUGINS=$("$VENV/bin/python" -c \
+    'import ansible_mitogen, os; print(os.path.join(os.path.dirname(ansible_mitogen.__file__), "plugins", "strategy"))') || return 1
+  ANSIBLE_STRATEGY=mitogen_linear
+  export ANSIBLE_STRATEGY ANSIBLE_STRATEGY_PLUGINS
+}
+
 bk3s_collections_path() {
   local farm="$BK3S_WORK/live"
   mkdir -p "$farm/ansible_collections/baremetal"

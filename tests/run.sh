@@ -234,7 +234,7 @@ PY
 }
 
 molecule_one() {
-  (cd "$BK3S_ROOT" && export ANSIBLE_COLLECTIONS_PATH && ANSIBLE_COLLECTIONS_PATH=$(bk3s_collections_path) \
+  (cd "$BK3S_ROOT" && export ANSIBLE_COLLECTIONS_PATH && ANSIBLE_COLLECTIONS_PATH=$(bk3s_collections_path) && bk3s_mitogen \
     && { ! molecule_leftovers "$1" || "$VENV/bin/molecule" destroy -s "$1"; } \
     && "$VENV/bin/molecule" test -s "$1")
 }
