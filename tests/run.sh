@@ -92,7 +92,13 @@ setup() { bk3s_apt git rsync shellcheck && bk3s_docker && bk3s_venv; }
 images() { bk3s_images; }
 kube() { bk3s_kube; }
 
-go_test() { (cd tests/kube && GOTOOLCHAIN=local GOFLAGS=-mod=mod go test ./internal/...); }
+# the Go that tests/kube/build.sh builds with (the machine's when recent enough, else the pinned one it fetched):
+# a fresh machine has no go on PATH
+go_test() {
+  local go
+  go=$(bash tests/kube/build.sh --go) || return 1
+  (cd tests/kube && GOTOOLCHAIN=local GOFLAGS=-mod=mod "$go" test ./internal/...)
+}
 
 # Module logic, pure Python and CPU-bound: on every core (pytest-xdist).
 # pytest's temporary trees in memory (/dev/shm) where the machine has it: the tests write, fsync and
