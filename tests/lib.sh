@@ -88,7 +88,6 @@ bk3s_collection_tree() {  # [NAME]: a tree of its own per caller, so parallel ca
   echo "$dest"
 }
 
-# ANSIBLE_COLLECTIONS_PATH entry that resolves baremetal.k3s to this checkout, live.
 # Mitogen's strategy, for the scenarios alone (extensions/molecule/config.yml says why, and which run without it;
 # tests/product.sh runs on Ansible's defaults): exported into the caller's environment
 bk3s_mitogen() {
@@ -98,6 +97,7 @@ bk3s_mitogen() {
   export ANSIBLE_STRATEGY ANSIBLE_STRATEGY_PLUGINS
 }
 
+# ANSIBLE_COLLECTIONS_PATH entry that resolves baremetal.k3s to this checkout, live.
 bk3s_collections_path() {
   local farm="$BK3S_WORK/live"
   mkdir -p "$farm/ansible_collections/baremetal"
