@@ -47,16 +47,26 @@ bk3s_docker() {  # a running Docker engine, and room for the node containers' sy
   return 1
 }
 
-bk3s_venv() {  # .venv with the pinned test tools; rebuilt when the pins change
-  local stamp="$VENV/.requirements.sha256" want
-  want=$(sha256sum "$BK3S_ROOT/tests/requirements.txt" | cut -d' ' -f1)
+# .venv: a link to the pinned test tools' venv in the cache, one per set of pins and Python (a clean
+# clone reuses it instead of installing again; built under a lock, so two clones do not race)
+bk3s_venv() {
+  local want dir
+  want=$( { cat "$BK3S_ROOT/tests/requirements.txt"; python3 --version; } | sha256sum | cut -c1-16)
+  dir="$BAREMETAL_K3S_CACHE/venv/$want"
   # molecule, ansible-lint and ansible-test run ansible-* commands by name
   case ":$PATH:" in *":$VENV/bin:"*) ;; *) export PATH="$VENV/bin:$PATH" ;; esac
-  if [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then return 0; fi
-  bk3s_log "creating $VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$BK3S_ROOT/tests/requirements.txt"
-  echo "$want" >"$stamp"
+  if [ "$(readlink "$VENV")" = "$dir" ] && [ -f "$dir/.complete" ]; then return 0; fi
+  mkdir -p "$BAREMETAL_K3S_CACHE/venv"
+  (
+    flock 9
+    [ -f "$dir/.complete" ] && exit 0
+    bk3s_log "creating $dir (linked as $VENV)"
+    rm -rf "$dir"
+    python3 -m venv "$dir" && "$dir/bin/pip" install -q --disable-pip-version-check -r "$BK3S_ROOT/tests/requirements.txt" \
+      && touch "$dir/.complete"
+  ) 9>"$BAREMETAL_K3S_CACHE/venv/.lock" || return 1
+  rm -rf "$VENV"  # a link (only the link goes), or a venv of an older tests/lib.sh
+  ln -s "$dir" "$VENV"
 }
 
 bk3s_images() {  # sets IMAGE_SYSTEMD and IMAGE_OPENRC

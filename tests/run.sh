@@ -200,7 +200,7 @@ PY
 
 galaxy_build() {  # the built artifact holds the collection and nothing of the test set-up
   local tree out
-  tree=$(bk3s_collection_tree) || return 1
+  tree=$(bk3s_collection_tree galaxy_build) || return 1
   out=$(mktemp -d)
   "$VENV/bin/ansible-galaxy" collection build "$tree" --output-path "$out" --force >/dev/null || return 1
   local listing
@@ -253,15 +253,20 @@ record() {  # record NAME RC SECONDS CPU: a stage's result, wall time and its ow
 }
 
 # Scenarios mostly wait (on systemd, on the API server), so MOLECULE_JOBS (default 3) run at
-# once, together with the stages given as arguments (sanity, lint, integration, product), which count as jobs
-# too. Each job writes its own log, printed whole when it ends, so the output reads in one piece.
+# once, together with the stages given as arguments (go_test, unit, sanity, lint, galaxy_build,
+# integration, product), which count as jobs too. Each job writes its own log, printed whole when
+# it ends, so the output reads in one piece.
 molecule_all() {
   local jobs=${MOLECULE_JOBS:-3} logs sc running=0 cmd
   logs=$(mktemp -d)
   local -a todo=() reported=() pids=()
-  # the longest first (their last CI times, most first), so that no long one starts last and
-  # runs alone at the end; the others follow in name order
-  local long="fleet_etcd integration fleet_life fleet_grow rollout_faults drift extenders upgrade_convert k3s_unit"
+  # the longest first (their last CI times, most first), so that no long one starts last and runs
+  # alone at the end, and the shortest last, to fill the cores while the last long ones end; any
+  # other (a new scenario) follows in name order
+  local long="fleet_etcd unit integration fleet_life product fleet_grow extenders rollout_faults drift upgrade_convert
+    fleet_openrc k3s_config fleet_mirror fleet k3s_unit sanity rollback plan lint rke2 kubeadm extender_status
+    fleet_immutable k3s_immutable real_scheduler backup_restore k3s_openrc existing_config uninstall users
+    galaxy_build smoke go_test"
   local all
   all=$(tr -s '\n' ' ' <<<"$* ${SCENARIOS:-$(cd extensions/molecule && printf '%s\n' */ | tr -d /)}")
   for sc in $long $all; do
@@ -308,11 +313,11 @@ molecule_all() {
 
 ALL="images kube go_test unit sanity lint galaxy_build integration product molecule"
 WANT=${*:-$ALL}
-# with the scenarios, sanity, lint, integration and product run among their jobs instead of
-# before them (sanity and lint keep one core busy of two: beside the scenarios, the other one works)
+# with the scenarios, every other stage but images and kube runs among their jobs instead of before
+# them (most keep one core busy of two: beside the scenarios, the other one works)
 BESIDE=()
 if [[ " $WANT " == *" molecule "* ]]; then
-  for s in sanity lint integration product; do [[ " $WANT " == *" $s "* ]] && BESIDE+=("$s"); done
+  for s in go_test unit sanity lint galaxy_build integration product; do [[ " $WANT " == *" $s "* ]] && BESIDE+=("$s"); done
 fi
 
 stage setup setup || { summary; exit 1; }

@@ -128,7 +128,7 @@ def test_the_units_are_in_the_installers_format():
 
 
 def test_restarts_and_the_servers_down_windows():
-    # servers: one start at converge, none on the idempotent and no-op runs, none by the agents'
+    # servers: one start at converge, none on the no-op re-run, none by the agents'
     # change, one by their own changed option and registries, one by install_csi, none by the last site.yml; then
     # the leader killed at the end of side_effect restarted once more (systemd's Restart=always)
     kill = json.load(open('/tmp/bk3s-life.json'))['leader_kill']
