@@ -253,8 +253,7 @@ record() {  # record NAME RC SECONDS CPU: a stage's result, wall time and its ow
 }
 
 # Scenarios mostly wait (on systemd, on the API server), so MOLECULE_JOBS (default 3) run at
-# once, together with the stages given as arguments (go_test, sanity, lint, galaxy_build,
-# integration, product), which count as jobs too. Each job writes its own log, printed whole when
+# once, together with the stages given as arguments (BESIDE, below), which count as jobs too. Each job writes its own log, printed whole when
 # it ends, so the output reads in one piece.
 molecule_all() {
   local jobs=${MOLECULE_JOBS:-3} logs sc running=0 cmd
@@ -263,13 +262,13 @@ molecule_all() {
   # the longest first (their last CI times, most first), so that no long one starts last and runs
   # alone at the end, and the shortest last, to fill the cores while the last long ones end; any
   # other (a new scenario) follows in name order
-  local long="fleet_etcd integration fleet_life product fleet_grow extenders rollout_faults drift upgrade_convert
+  local order="fleet_etcd integration fleet_life product fleet_grow extenders rollout_faults drift upgrade_convert
     fleet_openrc k3s_config fleet_mirror fleet k3s_unit sanity rollback plan lint rke2 kubeadm extender_status
     fleet_immutable k3s_immutable real_scheduler backup_restore k3s_openrc existing_config uninstall users
     galaxy_build smoke go_test"
   local all
   all=$(tr -s '\n' ' ' <<<"$* ${SCENARIOS:-$(cd extensions/molecule && printf '%s\n' */ | tr -d /)}")
-  for sc in $long $all; do
+  for sc in $order $all; do
     [[ " $all " == *" $sc "* ]] || continue
     [[ " ${todo[*]} " == *" $sc "* ]] && continue
     [[ " $* " == *" $sc "* ]] || [ -f "extensions/molecule/$sc/molecule.yml" ] && todo+=("$sc")
