@@ -20,6 +20,9 @@ PLAYBOOK = """
 - hosts: localhost
   gather_facts: false
   tasks:
+    - name: Start with no list, as upgrade.yml does (install.yml lists only when it places a tarball)
+      ansible.builtin.set_fact:
+        _k3s_node_install_files: []
     - name: Put the images tarballs in place as the upgrade does
       ansible.builtin.include_role:
         name: baremetal.k3s.k3s_node
