@@ -159,3 +159,17 @@ def test_a_stale_installer_token_is_kept_and_the_token_file_wins():
     files = _grow()['agent2_files_after_add']
     assert files.startswith('K3S_TOKEN=stale-install-token-5e1f\n'), files
     assert 'token-file: /etc/rancher/k3s/cluster-token' in files, files
+
+
+def test_a_server_that_ran_its_own_cluster_joined_with_its_datastore_kept_aside():
+    """server-2 ran k3s on its own SQLite (the refused run is asserted in side_effect): added with
+    k3s_server_join_discard_datastore, its server/db and server/token were moved aside, kept, and it joined."""
+    server = _host('bk3s-grow-server-2')
+    listing = server.check_output('ls -1 /var/lib/rancher/k3s/server').split()
+    db = [name for name in listing if name.startswith('db.baremetal-k3s-')]
+    token = [name for name in listing if name.startswith('token.baremetal-k3s-')]
+    assert len(db) == 1 and len(token) == 1, listing
+    assert server.file('/var/lib/rancher/k3s/server/%s/state.db' % db[0]).exists, db
+    assert 'db' not in listing or not server.file('/var/lib/rancher/k3s/server/db/state.db').exists, listing
+    log = ' '.join(_log('add-server-2').split())  # a warning is wrapped to the terminal's width
+    assert 'this server holds a SQLite datastore' in log and 'are moved aside (discard_datastore)' in log, log[-3000:]
