@@ -37,7 +37,7 @@ bk3s_docker() {  # a running Docker engine, and room for the node containers' sy
   pid=$(cat /var/run/docker.pid 2>/dev/null || true)
   if [ -n "$pid" ] && ! grep -qs dockerd "/proc/$pid/comm"; then rm -f /var/run/docker.pid; fi
   # with no descriptor of this shell but its output: a lock the caller holds (flock) must not live on in the daemon
-  nohup python3 -c 'import os, sys; os.closerange(3, 65536); os.execvp("dockerd", ["dockerd"])' \
+  nohup python3 -c 'import os; os.closerange(3, 65536); os.execvp("dockerd", ["dockerd"])' \
     >/var/log/baremetal-k3s-dockerd.log 2>&1 &
   local _
   for _ in $(seq 1 60); do

@@ -253,8 +253,8 @@ record() {  # record NAME RC SECONDS CPU: a stage's result, wall time and its ow
 }
 
 # Scenarios mostly wait (on systemd, on the API server), so MOLECULE_JOBS (default 3) run at
-# once, together with the stages given as arguments (BESIDE, below), which count as jobs too. Each job writes its own log, printed whole when
-# it ends, so the output reads in one piece.
+# once, together with the stages given as arguments (BESIDE, below), which count as jobs too.
+# Each job writes its own log, printed whole when it ends, so the output reads in one piece.
 molecule_all() {
   local jobs=${MOLECULE_JOBS:-3} logs sc running=0 cmd
   logs=$(mktemp -d)
