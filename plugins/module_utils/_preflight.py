@@ -22,6 +22,8 @@ import re
 import socket
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
+from ansible_collections.baremetal.k3s.plugins.module_utils import _registries as registries
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service
 from ansible_collections.baremetal.k3s.plugins.module_utils import _variables
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
@@ -214,14 +216,16 @@ def check(view, params):
     store = _check_datastore(view, data_dir, role, joins, params, problems)
     config_warnings = []
     selinux = _check_selinux(view, params.get('selinux'), problems, config_warnings)
+    _check_registries(view, params, problems)
     unknown = _variables.unknown(params.get('variables') or [])
     warnings = [w for w in [_variables.warning(unknown), store.pop('warning', '')] + config_warnings if w]
     hostname = view.hostname()
     if problems:
-        msg = ('k3s preflight of %s (%s): %d problem%s: %s. Fix them, or lower min_cpus, min_memory_mb or min_disk_mb if '
-               'this host is meant to run with less.'
+        sized = any(p['check'] not in ('registries',) for p in problems)
+        msg = ('k3s preflight of %s (%s): %d problem%s: %s. Fix them%s.'
                % (hostname, role, len(problems), '' if len(problems) == 1 else 's',
-                  '; '.join('%s: %s' % (p['check'], p['msg']) for p in problems)))
+                  '; '.join('%s: %s' % (p['check'], p['msg']) for p in problems),
+                  ', or lower min_cpus, min_memory_mb or min_disk_mb if this host is meant to run with less' if sized else ''))
     else:
         msg = 'k3s preflight of %s (%s): no problems' % (hostname, role)
     return Plan(facts={
@@ -232,6 +236,25 @@ def check(view, params):
         'min_cpus': min_cpus, 'min_memory_mb': min_memory_mb, 'min_disk_mb': min_disk_mb,
         'datastore': store, 'unknown_variables': unknown, 'selinux': selinux,
     }, warnings=warnings)
+
+
+def _check_registries(view, params, problems):
+    """The registries.yaml the role is to write (``registries``: mirrors and configs), planned here and not written:
+    a key k3s does not know, a TLS file that is not on the node (containerd would fail every pull) or an operator's
+    registries.yaml without ``registries_take_over`` is a problem now, before the binary or any file is placed."""
+    value = params.get('registries')
+    if value is None:
+        return
+    if not isinstance(value, dict) or set(value) - {'mirrors', 'configs'}:
+        _problem(problems, 'registries', 'the registries must be a mapping with the keys mirrors and configs (as in '
+                                         'k3s\'s registries.yaml); it has %s'
+                 % (sorted(str(k) for k in set(value) - {'mirrors', 'configs'}) if isinstance(value, dict) else 'no mapping'))
+        return
+    try:
+        registries.plan(view, {'path': _platform.get('k3s').registries_file, 'mirrors': value.get('mirrors'),
+                               'configs': value.get('configs'), 'take_over': params.get('registries_take_over')})
+    except PlanError as e:
+        _problem(problems, 'registries', re.sub(r'\s*Nothing was changed\.$', '', e.msg).rstrip('.'))
 
 
 def _problem(problems, name, msg):

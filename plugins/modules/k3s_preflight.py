@@ -110,6 +110,22 @@ options:
       - When the kernel enforces SELinux (C(/sys/fs/selinux/enforce) is C(1)) and k3s is not configured for it, that is
         a problem (check C(selinux)) - k3s would run its containers without SELinux support.
     type: bool
+  registries:
+    description:
+      - The registry settings the role is to write to k3s's C(registries.yaml) - C(mirrors) and C(configs), as
+        M(baremetal.k3s.k3s_registries) takes them - checked here as that module checks them, without writing. A key
+        k3s does not know, a C(tls) file (C(ca_file), C(cert_file), C(key_file)) that is not a file on the node
+        (containerd would fail every pull from that registry), or a C(registries.yaml) the collection did not write
+        without O(registries_take_over), is a problem (check C(registries)).
+      - Its secrets (passwords, tokens) are masked in every output and in the node's log.
+      - Not given - not checked.
+    type: raw
+  registries_take_over:
+    description:
+      - As M(baremetal.k3s.k3s_registries)'s O(baremetal.k3s.k3s_registries#module:take_over) - an operator's
+        C(registries.yaml) is to be written over (with a backup), so it is no problem.
+    type: bool
+    default: false
   variables:
     description:
       - Names of the inventory's variables for this host. Each that starts with a prefix of the collection's roles
@@ -157,7 +173,7 @@ ok:
   type: bool
   sample: false
 problems:
-  description: Every problem found, in the order of the checks (cpus, memory, disk, cgroup, ports, datastore).
+  description: Every problem found, in the order of the checks (cpus, memory, disk, cgroup, ports, datastore, selinux, registries).
   returned: always
   type: list
   elements: dict
@@ -296,6 +312,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _preflight as preflight
+from ansible_collections.baremetal.k3s.plugins.module_utils import _registries as registries
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
 
@@ -313,11 +331,25 @@ ARGUMENT_SPEC = dict(
     discard_datastore=dict(type='bool', default=False),
     variables=dict(type='list', elements='str', default=[]),
     selinux=dict(type='bool'),
+    registries=dict(type='raw'),
+    registries_take_over=dict(type='bool', default=False),
 )
 
 
+def hide_secrets(module):
+    """Every secret of the registry settings, wherever it stands, is masked in every output."""
+    registries.collect_secrets(module.params.get('registries'), module.no_log_values)
+
+
+class Module(_secrets.MaskedLog, AnsibleModule):
+    """AnsibleModule whose own log line on the node masks the registries' secrets too."""
+
+    add_secrets = hide_secrets
+
+
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    hide_secrets(module)
     try:
         plan = preflight.check(_io.node_view(module), module.params)
     except PlanError as e:

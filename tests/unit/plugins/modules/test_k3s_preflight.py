@@ -431,3 +431,44 @@ def test_selinux_mode_file_with_another_value_is_a_warning(node):
     r = module_ok(k3s_preflight, {'fail': False})
     assert r['selinux']['enforcing'] is None and r['ok'] is True
     assert any('holds neither 0 nor 1' in w for w in r['warnings']), r
+
+
+CA_MISSING = ('registries: configs["r.example:5000"]["tls"]["ca_file"] /etc/ssl/internal-ca.pem is not there on this node: '
+              'containerd would fail every pull from r.example:5000. Put the file there first, or fix the path')
+
+
+@pytest.mark.parametrize('registries, files, take_over, expected', [
+    (None, {}, False, None),  # not given: not checked
+    ({}, {}, False, None),
+    ({'mirrors': {'docker.io': {'endpoint': ['https://r.example:5000']}},
+      'configs': {'r.example:5000': {'tls': {'ca_file': '/etc/ssl/internal-ca.pem'}}}},
+     {'/etc/ssl/internal-ca.pem': 'PEM\n'}, False, None),
+    ({'configs': {'r.example:5000': {'tls': {'ca_file': '/etc/ssl/internal-ca.pem'}}}}, {}, False, CA_MISSING),
+    ({'configs': {'r.example:5000': {'tls': {'ca_file': '/etc/ssl/internal-ca.pem'}}}}, {'/etc/ssl/internal-ca.pem/x': ''},
+     False, CA_MISSING.replace('is not there', 'is a directory, not a file')),
+    ({'mirror': {}}, {}, False, "registries: the registries must be a mapping with the keys mirrors and configs (as in "
+                                "k3s's registries.yaml); it has ['mirror']"),
+    ('docker.io', {}, False, "registries: the registries must be a mapping with the keys mirrors and configs (as in "
+                             "k3s's registries.yaml); it has no mapping"),
+    # an operator's registries.yaml is refused unless the role is to take it over
+    ({'mirrors': {'docker.io': {}}}, {'/etc/rancher/k3s/registries.yaml': 'mirrors: {}\n'}, False,
+     'registries: /etc/rancher/k3s/registries.yaml exists and was not written by baremetal.k3s'),
+    ({'mirrors': {'docker.io': {}}}, {'/etc/rancher/k3s/registries.yaml': 'mirrors: {}\n'}, True, None),
+])
+def test_registries_the_role_is_to_write_are_checked_first(node, registries, files, take_over, expected):
+    healthy(node)
+    for path, text in files.items():
+        node.write(path, text)
+    args = {'fail': False, 'registries_take_over': take_over}
+    if registries is not None:
+        args['registries'] = registries
+    r = module_ok(k3s_preflight, args)
+    found = ['%s: %s' % (p['check'], p['msg']) for p in r['problems']]
+    if expected is None:
+        assert found == [] and r['ok'], found
+    else:
+        assert len(found) == 1 and found[0].startswith(expected), found
+        # not a matter of size: the message does not tell to lower the thresholds
+        assert r['msg'].endswith('. Fix them.') and 'min_cpus' not in r['msg'], r['msg']
+    # the preflight writes nothing
+    assert not node.exists('/etc/rancher/k3s/registries.yaml') or '/etc/rancher/k3s/registries.yaml' in files

@@ -25,7 +25,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.common import warnings as ansible_warnings
 
-from ansible_collections.baremetal.k3s.plugins.modules import k3s_config_file, k3s_info, k3s_registries, k3s_service, k3s_service_arg, rollback
+from ansible_collections.baremetal.k3s.plugins.modules import k3s_config_file, k3s_info, k3s_preflight, k3s_registries, k3s_service, k3s_service_arg, rollback
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import set_module_args
@@ -405,3 +405,23 @@ def test_k3s_registries(node, capsys, key):
     failed, result, text = run(k3s_registries, {'configs': bad}, capsys)
     assert failed and 'does not know' in result['msg'], text
     assert_hidden(text, old, new)
+
+
+@pytest.mark.parametrize('key', ['password', 'auth', 'identity_token'])
+def test_k3s_preflight_registries(node, capsys, key):
+    """The preflight checks the registries the role is to write: their secrets are nowhere in its result or its log
+    line, when it finds nothing wrong, when it refuses a CA file not on the node, and when a secret stands where k3s
+    has no such key (the refusal names the key)."""
+    value = secret('pre' + key)
+    node.write('/proc/sys/kernel/hostname', 'node-1\n')
+    node.hostname = None
+    for configs, problem in [
+            ({'r.example:5000': {'auth': {'username': 'puller', key: value}}}, None),
+            ({'r.example:5000': {'auth': {'username': 'puller', key: value}, 'tls': {'ca_file': '/etc/ssl/no-ca.pem'}}},
+             'is not there on this node'),
+            ({'r.example:5000': {'auth': {key: value, 'user': 'puller'}}}, 'does not know')]:
+        failed, result, text = run(k3s_preflight, {'fail': False, 'registries': {'configs': configs}}, capsys)
+        assert not failed and 'puller' in text, text
+        found = [p['msg'] for p in result['problems'] if p['check'] == 'registries']
+        assert (problem is None and not found) or (problem and problem in found[0]), result['problems']
+        assert_hidden(text, value)
