@@ -98,37 +98,12 @@ write_installer_inventory() {
   } >"$inventory"
 }
 
-# The bare fleet: the README's air-gapped quick start as it stands, with this machine's files.
+# The bare fleet: the README's air-gapped quick start as it stands (taken from README.md), with
+# this machine's connection, hosts and binary (tests/readme_inventory.py says what it changes).
 write_bare_inventory() {
-  local sha i
-  sha=$(cut -d' ' -f1 "$airgap/k3s.sha256")
-  {
-    echo "# The air-gapped quick start of README.md on the demo's bare nodes (tests/demo.sh): only the"
-    echo "# connection (docker exec into the node containers), the hosts and the binary's path are the demo's."
-    echo "all:"
-    echo "  vars:"
-    echo "    ansible_connection: community.docker.docker"
-    echo "    ansible_python_interpreter: /usr/bin/python3"
-    echo "    k3s_server_binary_src: $airgap/k3s"
-    echo "    k3s_server_binary_sha256: \"$sha\""
-    echo "    k3s_agent_binary_src: $airgap/k3s"
-    echo "    k3s_agent_binary_sha256: \"$sha\""
-    echo "  children:"
-    echo "    server:"
-    echo "      vars:"
-    echo "        k3s_server_config:          # k3s's options, as in config.yaml"
-    echo "          tls-san: [k3s.example.internal]"
-    echo "          secrets-encryption: true"
-    echo "        k3s_server_extended_resource_toleration: true"
-    echo "      hosts:"
-    for i in $(seq 1 "$SERVERS"); do echo "        bk3s-$FLEET-server-$i: {}"; done
-    echo "    agent:"
-    echo "      hosts:"
-    for i in $(seq 1 "$AGENTS"); do
-      if [ "$i" = 1 ]; then echo "        bk3s-$FLEET-agent-$i: {k3s_agent_config: {node-label: [zone=a]}}"
-      else echo "        bk3s-$FLEET-agent-$i: {}"; fi
-    done
-  } >"$inventory"
+  "$VENV/bin/python" tests/readme_inventory.py README.md "$airgap/k3s" "$(cut -d' ' -f1 "$airgap/k3s.sha256")" \
+    "$SERVERS" "$AGENTS" "$FLEET" >"$inventory.tmp"
+  mv -f "$inventory.tmp" "$inventory"
   printf 'SERVERS=%s\nAGENTS=%s\nBARE=1\n' "$SERVERS" "$AGENTS" >"$demo_dir/fleet.env"
 }
 

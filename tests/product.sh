@@ -13,8 +13,9 @@
 #    dependency) twice, the second changing nothing, and baremetal.k3s.backup fetched and checked;
 #  - the fleet playbooks on the same core, on a server and an agent started bare (tests/demo.sh
 #    BARE=1: the README's air-gapped quick start): baremetal.k3s.site from nothing, again changing
-#    nothing, .upgrade to the double's second version, .backup and .restore (an object written
-#    after the backup gone), .reset of the agent;
+#    nothing, .upgrade to the double's second version, .backup and .restore on k3s's SQLite
+#    datastore (an object written after the backup gone; the agent whose Node the backup does not
+#    hold restarted by the restore and registered again), .reset of the agent;
 #  - install_csi and status again through ansible-runner (the engine of AWX and Automation
 #    Controller), from a private data dir laid out as AWX lays it out: rc 0, "successful", each
 #    server's results and playbook_on_stats in the event stream, and none of the servers' secrets
@@ -193,6 +194,9 @@ for n in "$fleet_server" "$fleet_agent"; do
 done
 echo "upgrade: both nodes on v1.36.4+k3s1"
 
+# the agent's Node deleted before the backup (its k3s-agent runs on, unregistered): to the restored
+# datastore it is what an agent that joined after the backup is, a node it does not know
+docker exec "$fleet_server" k3s kubectl delete node "$fleet_agent" >/dev/null
 fleet backup -l "$fleet_server" | tee "$work/fleet-backup.log"
 archive=$(docker exec "$fleet_server" sh -c 'ls /var/backups/k3s/k3s-backup-*.tar.gz' | tail -n 1)
 [ -n "$archive" ] || fail "no archive on $fleet_server after the backup"
@@ -202,7 +206,10 @@ fleet restore -l "$fleet_server" -e "k3s_backup_restore_archive=$archive" \
 grep -q "restored $archive" "$work/restore.log" || fail "the restore did not report its archive"
 docker exec "$fleet_server" k3s kubectl get configmap product-after-backup >/dev/null 2>&1 \
   && fail "a ConfigMap written after the backup is still there after the restore"
-echo "restore: $(basename "$archive") put back, an object written after it gone"
+grep -q "$fleet_agent (Node $fleet_agent) was not in the restored datastore: restarted, registered again and Ready" \
+  "$work/restore.log" || fail "the restore did not say that $fleet_agent, unknown to the restored datastore, registered again"
+grep -q "$fleet_agent=" <<<"$(kubelet_versions)" || fail "$fleet_agent is not a Node after the restore"
+echo "restore: $(basename "$archive") put back, an object written after it gone, the agent it did not know registered again"
 
 fleet reset -l "$fleet_agent" -e "k3s_reset_confirm=$fleet_agent" | tee "$work/reset.log"
 docker exec "$fleet_agent" test ! -e /etc/systemd/system/k3s-agent.service || fail "$fleet_agent keeps its unit after the reset"
