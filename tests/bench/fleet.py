@@ -4,8 +4,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The fleet benchmark's measurements, on bare fleets tests/bench/fleet.sh starts, one per size.
 
-``measure`` (one fleet): runs, in order, baremetal.k3s.site from bare nodes, site again (a no-op),
-baremetal.k3s.upgrade to the newer k3s double in the fleet's airgap directory, and baremetal.k3s.status,
+``measure`` (one fleet): runs, in order, baremetal.k3s.site from bare nodes, site again (a no-op), Ansible's
+floor for that no-op (as many ansible.builtin.stat tasks on each host as the no-op ran there, one plain play per
+count), baremetal.k3s.upgrade to the newer k3s double in the fleet's airgap directory, and baremetal.k3s.status,
 each with profile_tasks' timings, and records for each: the wall time; the controller's CPU seconds (user +
 system of the ansible-playbook process and every process below it that it waited for: its forks, the
 connection's docker exec, ...; getrusage(RUSAGE_CHILDREN) before and after); the tasks actually run per
@@ -39,11 +40,11 @@ import time
 
 import yaml
 
-from bench import recap  # tests/bench/bench.py: the PLAY RECAP parser
+from bench import floor_playbook, recap  # tests/bench/bench.py: Ansible's floor as a playbook, the PLAY RECAP parser
 
 TARGET_AGENTS = 1000
 FORKS = (5, 25, 50)
-PLAYBOOKS = ('site', 'noop', 'upgrade', 'status')
+PLAYBOOKS = ('site', 'noop', 'floor', 'upgrade', 'status')
 HOST_LINE = re.compile(r'^(?:ok|changed|skipping|fatal|failed|rescued|ignored): \[([^\]\s]+)')
 PLAY_LINE = re.compile(r'^PLAY \[(.*)\] \*+$')
 ELAPSED = re.compile(r'\(\d+:\d\d:\d\d\.\d+\)\s+(\d+):(\d\d):(\d\d\.\d+)\s+\*+\s*$')
@@ -135,6 +136,14 @@ def measure(args):
         result['runs'][name] = runner.run(name, playbook, *extra)
         r = result['runs'][name]
         log('  %.1f s, %.1f CPU-s, %.1f tasks per agent' % (r['seconds'], r['cpu_s'], r['tasks_per_agent']))
+        if name == 'noop':
+            # Ansible's floor for the no-op: as many ansible.builtin.stat tasks on each host as the no-op ran there
+            log('%d agents: floor' % args.agents)
+            floor = os.path.join(args.out, 'floor-%d.yml' % args.agents)
+            floor_playbook(r['tasks_per_host'], floor)
+            result['runs']['floor'] = runner.run('floor', floor)
+            f = result['runs']['floor']
+            log('  %.1f s, %.1f CPU-s; the no-op is %.2fx its floor' % (f['seconds'], f['cpu_s'], r['seconds'] / f['seconds']))
     with open(os.path.join(args.out, 'size-%d.json' % args.agents), 'w') as f:
         json.dump(result, f, indent=2, sort_keys=True)
 
@@ -208,6 +217,8 @@ def report(args):
             'wall_slope_s_per_agent': wall[1], 'cpu_slope_s_per_agent': cpu[1],
             'projection_s': {str(f): v for f, v in projection.items()}, 'cpu_floor_s': floor,
             'plays': {s: runs[s]['plays'] for s in sizes}}
+    summary['noop_over_floor'] = {s: results[s]['runs']['noop']['seconds'] / results[s]['runs']['floor']['seconds']
+                                  for s in sizes}
     with open(os.path.join(args.out, 'bench.json'), 'w') as f:
         json.dump(summary, f, indent=2, sort_keys=True)
     text = table(summary)
@@ -241,6 +252,8 @@ def table(s):
         if any(p['rc'][k] for k in sizes):
             lines.append('         FAILED at %s agents (exit %s): see its log' % (
                 ', '.join(str(k) for k in sizes if p['rc'][k]), ', '.join(str(p['rc'][k]) for k in sizes if p['rc'][k])))
+    lines += ['', 'the no-op re-run against its floor (as many ansible.builtin.stat tasks on each host, no serial): %s'
+              % ', '.join('%.2fx at %d agents' % (s['noop_over_floor'][k], k) for k in sizes)]
     lines += ['', 'projection: per play, intercept + 1,000 x slope x (hosts at once when measured) / min(forks, its batch',
               'at 1,000 agents), summed; never below the CPU line at 1,000 agents / cores (fleet.py says more).']
     return '\n'.join(lines)
