@@ -132,6 +132,8 @@ def measure(args):
                                                    '-e', 'k3s_upgrade_binary_sha256=' + sha)),
              ('status', 'baremetal.k3s.status', ('-e', 'status_fail_on_drift=false'))]
     for name, playbook, extra in steps:
+        if name not in args.runs:
+            continue
         log('%d agents: %s' % (args.agents, name))
         result['runs'][name] = runner.run(name, playbook, *extra)
         r = result['runs'][name]
@@ -205,7 +207,7 @@ def report(args):
     summary = {'sizes': sizes, 'servers': len(first['servers']), 'forks': first['forks'],
                'pipelining': first['pipelining'], 'cores': first['cores'], 'target_agents': TARGET_AGENTS,
                'load_at_start': {s: results[s]['load_at_start'] for s in sizes}, 'playbooks': {}}
-    for name in PLAYBOOKS:
+    for name in [n for n in PLAYBOOKS if all(n in results[k]['runs'] for k in sizes)]:
         runs = {s: results[s]['runs'][name] for s in sizes}
         wall = line(sizes, [runs[s]['seconds'] for s in sizes])
         cpu = line(sizes, [runs[s]['cpu_s'] for s in sizes])
@@ -218,7 +220,7 @@ def report(args):
             'projection_s': {str(f): v for f, v in projection.items()}, 'cpu_floor_s': floor,
             'plays': {s: runs[s]['plays'] for s in sizes}}
     summary['noop_over_floor'] = {s: results[s]['runs']['noop']['seconds'] / results[s]['runs']['floor']['seconds']
-                                  for s in sizes}
+                                  for s in sizes if 'floor' in results[s]['runs']}
     with open(os.path.join(args.out, 'bench.json'), 'w') as f:
         json.dump(summary, f, indent=2, sort_keys=True)
     text = table(summary)
@@ -242,7 +244,7 @@ def table(s):
     columns = ('playbook', 'wall s (per size)', 'controller CPU s', 'tasks per agent', 'slope s/agent',
                '1,000 agents, forks %s (min)' % '/'.join(map(str, FORKS)))
     lines.append('%-8s %-28s %-28s %-22s %-14s %s' % columns)
-    for name in PLAYBOOKS:
+    for name in [n for n in PLAYBOOKS if n in s['playbooks']]:
         p = s['playbooks'][name]
         lines.append('%-8s %-28s %-28s %-22s %-14s %s' % (
             name, ', '.join('%.1f' % p['seconds'][k] for k in sizes), ', '.join('%.1f' % p['cpu_s'][k] for k in sizes),
@@ -252,8 +254,9 @@ def table(s):
         if any(p['rc'][k] for k in sizes):
             lines.append('         FAILED at %s agents (exit %s): see its log' % (
                 ', '.join(str(k) for k in sizes if p['rc'][k]), ', '.join(str(p['rc'][k]) for k in sizes if p['rc'][k])))
-    lines += ['', 'the no-op re-run against its floor (as many ansible.builtin.stat tasks on each host, no serial): %s'
-              % ', '.join('%.2fx at %d agents' % (s['noop_over_floor'][k], k) for k in sizes)]
+    if s['noop_over_floor']:
+        lines += ['', 'the no-op re-run against its floor (as many ansible.builtin.stat tasks on each host, no serial): %s'
+                  % ', '.join('%.2fx at %d agents' % (s['noop_over_floor'][k], k) for k in sorted(s['noop_over_floor']))]
     lines += ['', 'projection: per play, intercept + 1,000 x slope x (hosts at once when measured) / min(forks, its batch',
               'at 1,000 agents), summed; never below the CPU line at 1,000 agents / cores (fleet.py says more).']
     return '\n'.join(lines)
@@ -265,7 +268,7 @@ def plot(s, path):
     import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    for name in PLAYBOOKS:
+    for name in [n for n in PLAYBOOKS if n in s['playbooks']]:
         p = s['playbooks'][name]
         ax1.plot(s['sizes'], [p['seconds'][k] for k in s['sizes']], marker='o', label=name)
         ax2.plot(s['sizes'], [p['cpu_s'][k] for k in s['sizes']], marker='o', label=name)
@@ -287,10 +290,13 @@ def main():
     m.add_argument('--airgap', required=True, help="the bare fleet's airgap directory (tests/demo.sh)")
     m.add_argument('--ansible-playbook', required=True)
     m.add_argument('--out', required=True)
+    m.add_argument('--runs', default='site,noop,upgrade,status',
+                   help='which runs, of site,noop,upgrade,status (the floor goes with noop; site is needed first on bare nodes)')
     r = sub.add_parser('report')
     r.add_argument('--out', required=True)
     args = p.parse_args()
     if args.action == 'measure':
+        args.runs = set(args.runs.split(','))
         measure(args)
     else:
         report(args)

@@ -11,6 +11,7 @@
 #   bash tests/bench/fleet.sh 10 20 40      one fleet per size, in that order
 #   SERVERS=3 BENCH_OUT=/tmp/f bash tests/bench/fleet.sh 10 20
 #   ANSIBLE_FORKS=25 bash tests/bench/fleet.sh 10 20    (Ansible settings pass through)
+#   BENCH_RUNS=site,noop bash tests/bench/fleet.sh 10 20  (only those runs; the floor goes with noop)
 set -euo pipefail
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -38,7 +39,7 @@ for n in "${sizes[@]}"; do
   AGENTS=$n bash tests/demo.sh up
   "$VENV/bin/python" tests/bench/fleet.py measure --inventory "$demo_dir/inventory.yml" \
     --collections "$demo_dir/collections:$demo_dir/transport" --airgap "$demo_dir/airgap" \
-    --ansible-playbook "$VENV/bin/ansible-playbook" --out "$out"
+    --ansible-playbook "$VENV/bin/ansible-playbook" --out "$out" --runs "${BENCH_RUNS:-site,noop,upgrade,status}"
   bash tests/demo.sh down
 done
 "$VENV/bin/python" tests/bench/fleet.py report --out "$out"
