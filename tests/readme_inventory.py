@@ -29,6 +29,8 @@ import yaml
 SECTION = '## Quick start: a k3s cluster, air-gapped'
 HOST_VARS_DROPPED = ('ansible_host', 'k3s_agent_gpu')
 CONFIG_KEYS_DROPPED = ('datastore-endpoint',)
+# a Markdown ```yaml block (the unit tests read the README's and guides' examples with it too)
+BLOCK = re.compile(r'^```yaml\n(.*?)^```', re.M | re.S)
 
 
 def quick_start(text):
@@ -36,7 +38,7 @@ def quick_start(text):
     if SECTION not in text:
         raise SystemExit('README.md has no section "%s"' % SECTION)
     section = text.split(SECTION, 1)[1].split('\n## ', 1)[0]
-    match = re.search(r'^```yaml\n(.*?)^```', section, re.M | re.S)
+    match = BLOCK.search(section)
     if not match:
         raise SystemExit('README.md\'s "%s" has no yaml block' % SECTION)
     return yaml.safe_load(match.group(1))

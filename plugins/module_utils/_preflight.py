@@ -221,7 +221,7 @@ def check(view, params):
     warnings = [w for w in [_variables.warning(unknown), store.pop('warning', '')] + config_warnings if w]
     hostname = view.hostname()
     if problems:
-        sized = any(p['check'] not in ('registries',) for p in problems)
+        sized = any(p['check'] != 'registries' for p in problems)
         msg = ('k3s preflight of %s (%s): %d problem%s: %s. Fix them%s.'
                % (hostname, role, len(problems), '' if len(problems) == 1 else 's',
                   '; '.join('%s: %s' % (p['check'], p['msg']) for p in problems),

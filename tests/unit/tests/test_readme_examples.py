@@ -20,11 +20,12 @@ import pytest
 import yaml
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _variables
+from ansible_collections.baremetal.k3s.tests import readme_inventory
 
 ROOT = os.path.join(os.path.dirname(__file__), '..', '..', '..')
 # where each inventory example lives: the two quick starts on the front page, the registries in their guide
 WHERE = {'README.md': 2, os.path.join('docs', 'registries.md'): 1}
-BLOCK = re.compile(r'^```yaml\n(.*?)^```', re.M | re.S)
+BLOCK = readme_inventory.BLOCK
 
 
 def inventories(text, name=None):
@@ -162,20 +163,19 @@ def test_unproven_is_found(row, expected):
 def test_the_demo_runs_the_air_gapped_quick_start_as_written():
     """tests/demo.sh's bare fleet (the new-user run's site, upgrade, backup, restore) takes its inventory from the
     README's air-gapped quick start: only the connection, the hosts, the binary and what this machine cannot have differ."""
-    from ansible_collections.baremetal.k3s.tests import readme_inventory as ri
     with open(os.path.join(ROOT, 'README.md')) as f:
-        readme = ri.quick_start(f.read())
-    demo = ri.for_demo(readme, '/srv/k3s', 'f' * 64, {'server': 1, 'agent': 2}, 'demo')['all']
+        readme = readme_inventory.quick_start(f.read())
+    demo = readme_inventory.for_demo(readme, '/srv/k3s', 'f' * 64, {'server': 1, 'agent': 2}, 'demo')['all']
     assert set(demo['children']) == set(readme['all']['children'])
     for group, body in readme['all']['children'].items():
         got = demo['children'][group].get('vars', {})
         for var, value in (body.get('vars') or {}).items():
             if var == 'k3s_server_config':
-                value = {k: v for k, v in value.items() if k not in ri.CONFIG_KEYS_DROPPED}
+                value = {k: v for k, v in value.items() if k not in readme_inventory.CONFIG_KEYS_DROPPED}
             assert got[var] == value, (group, var)
     first_agent = next(iter(readme['all']['children']['agent']['hosts'].values()))
     assert demo['children']['agent']['hosts']['bk3s-demo-agent-1'] == {
-        k: v for k, v in first_agent.items() if k not in ri.HOST_VARS_DROPPED}
+        k: v for k, v in first_agent.items() if k not in readme_inventory.HOST_VARS_DROPPED}
     assert {k: v for k, v in demo['vars'].items() if k.endswith(('_src', '_sha256'))} == {
         k: ('/srv/k3s' if k.endswith('_src') else 'f' * 64) for k in readme['all']['vars']
         if k.endswith(('_binary_src', '_binary_sha256'))}
