@@ -42,6 +42,8 @@ VERSION_TIMEOUT = 30  # seconds "<binary> --version" may take
 KUBEADM_MANIFEST = _platform.KUBEADM.scheduler_manifest
 # A kubeadm worker: the kubelet's service with the kubeconfig kubeadm join writes.
 KUBEADM_KUBELET_CONF = '/etc/kubernetes/kubelet.conf'
+# OpenRC's default runlevel: rc-update add puts a service there, and the node starts it at boot
+OPENRC_RUNLEVEL = '/etc/runlevels/default/'
 # The k3s releases that issue the scheduler's serving certificate (the record's scheduler_cert, from its
 # server CA) and pass it as --tls-cert-file (k3s-io/k3s#12172: 1.30.13, 1.31.9, 1.32.5, 1.33.1 and every later minor).
 SCHEDULER_CERT_SINCE = {30: 13, 31: 9, 32: 5, 33: 1}
@@ -69,23 +71,25 @@ def _empty(service, hostname, platform=_platform.K3S):
         'config_file': '', 'config_files': [], 'config_dir_writable': False, 'scheduler_args': [],
         'scheduler_config': '', 'scheduler_config_source': '', 'scheduler_ca_file': '', 'version': '',
         'kubernetes_version': '',
-        'active': False, 'main_pid': 0, 'node_name': node, 'started_at': '', 'pending': [], 'pending_msg': '',
+        'active': False, 'main_pid': 0, 'enabled': False, 'node_name': node, 'started_at': '', 'pending': [], 'pending_msg': '',
         'missing_token_files': [],
         'platform_record': platform.facts(service=services.short_name(service), node=node),
     }
 
 
 def _running(view, init):
-    """(active, main_pid) of the service."""
+    """(active, main_pid, enabled) of the service: enabled as systemd's UnitFileState says (C(enabled), what
+    systemctl enable makes), or OpenRC's default runlevel holding it (what rc-update add makes)."""
     if init.kind == 'systemd':
-        props = services.systemctl_show(view, init.service, 'ActiveState', 'MainPID')
+        props = services.systemctl_show(view, init.service, 'ActiveState', 'MainPID', 'UnitFileState')
         try:
             pid = int(props.get('MainPID') or 0)
         except ValueError:
             pid = 0
-        return props.get('ActiveState') == 'active', pid
+        return props.get('ActiveState') == 'active', pid, props.get('UnitFileState') == 'enabled'
     rc, dummy, dummy2 = view.run(['rc-service', init.service, 'status'])
-    return rc == 0, services.main_pid(view, init) or 0
+    enabled = view.exists(OPENRC_RUNLEVEL + services.short_name(init.service))
+    return rc == 0, services.main_pid(view, init) or 0, enabled
 
 
 def node_record(view, platform, data_dir='', binary='', service='', node='', **detected):
@@ -187,7 +191,7 @@ def gather_service(view, service, found=None):
     node_name, record = _service_record(view, init, k3s_args, hostname)
 
     version, kube_version = binary_version(view, argv[0], warnings)
-    active, pid = _running(view, init)
+    active, pid, enabled = _running(view, init)
     scheduler_args = [v for v, dummy in effective]
     # what the running process does not use yet (a run that wrote it and stopped before the restart)
     stale = _pending.pending(view, pid, _pending.read_at_start(view, init, files, k3s_args, record), argv[0])
@@ -206,7 +210,7 @@ def gather_service(view, service, found=None):
         'scheduler_config': sched_config, 'scheduler_config_source': sched_source,
         'scheduler_ca_file': scheduler_ca_file(view, record, kube_version, scheduler_args) if role == 'server' else '',
         'version': version, 'kubernetes_version': kube_version,
-        'active': bool(active), 'main_pid': int(pid or 0), 'node_name': node_name,
+        'active': bool(active), 'main_pid': int(pid or 0), 'enabled': bool(enabled), 'node_name': node_name,
         'started_at': stale['started_at'], 'pending': stale['pending'],
         'pending_msg': _pending.describe(services.short_name(init.service), int(pid or 0), stale['started_at'],
                                          stale['pending']),
@@ -315,7 +319,7 @@ def gather_static_pod(view, manifest_path, platform=_platform.KUBEADM, service=N
             record = node_record(view, platform, service=service, node=node, scheduler_manifest=manifest_path)
             result.update({'installed': True, 'init': kind, 'unit_path': unit, 'node_role': 'agent',
                            'kubectl': record['kubectl'], 'platform_record': record})
-            result['active'], result['main_pid'] = _running(view, init)
+            result['active'], result['main_pid'], result['enabled'] = _running(view, init)
         else:
             result['msg'] = ('no kube-scheduler static pod manifest at %s and no kubeadm worker (%s service with %s)'
                              % (manifest_path, service, KUBEADM_KUBELET_CONF))
@@ -344,7 +348,7 @@ def gather_static_pod(view, manifest_path, platform=_platform.KUBEADM, service=N
         'version': version, 'kubernetes_version': kube_version,
     })
     if init:
-        result['active'], result['main_pid'] = _running(view, init)
+        result['active'], result['main_pid'], result['enabled'] = _running(view, init)
     return result
 
 

@@ -390,6 +390,14 @@ active:
   returned: always
   type: bool
   sample: true
+enabled:
+  description:
+    - Whether the service starts at boot - systemd C(UnitFileState=enabled) (what C(systemctl enable) makes), or the
+      service in OpenRC's C(default) runlevel (what C(rc-update add) makes).
+    - The roles do not start a service that was active and enabled when they read the node.
+  returned: always
+  type: bool
+  sample: true
 main_pid:
   description: The PID of the k3s process, 0 when none.
   returned: always

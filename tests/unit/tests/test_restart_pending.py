@@ -56,3 +56,20 @@ def test_the_clock_is_noted_only_where_the_start_can_start_k3s(playbook):
     assert rc == 0, err
     assert results[CLOCK].get('skipped') is not True and results[CLOCK]['stdout'].isdigit()
     assert str(results[RESTARTED]['ansible_facts']['_k3s_node_since']) == results[CLOCK]['stdout']
+
+
+START = 'Keep k3s enabled and running (openrc)'
+
+
+def test_the_start_is_not_run_where_the_read_found_k3s_running_and_enabled(playbook):
+    """A k3s that ran and was enabled when this run read the node: the start could change nothing, so it is not run
+    (one module run fewer per node on a re-run); running but not enabled, it is run (it enables k3s)."""
+    play = PLAYBOOK.replace('k3s_node_installed: false', 'k3s_node_installed: true')
+    rc, results, err = playbook(play, {'k3s_node_pending': [], 'k3s_node_running': True, 'k3s_node_enabled': True},
+                                args=['--check'])
+    assert rc == 0, err
+    assert results[START].get('skipped') is True
+    assert results[RESTARTED]['ansible_facts'] == {'_k3s_node_restarted': False, '_k3s_node_since': ''}
+    rc, results, err = playbook(play, {'k3s_node_pending': [], 'k3s_node_running': True, 'k3s_node_enabled': False},
+                                args=['--check'])
+    assert results[START].get('skipped') is not True, 'a k3s not enabled at the read is enabled by the start'

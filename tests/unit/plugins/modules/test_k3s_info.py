@@ -102,8 +102,12 @@ def test_active_and_pid_from_systemctl(node):
     node.install()
     node.service('k3s', pid=4242)
     r = ok()
-    assert r['active'] is True and r['main_pid'] == 4242
-    assert ['systemctl', 'show', '-p', 'ActiveState', '-p', 'MainPID', 'k3s.service'] in node.calls
+    assert r['active'] is True and r['main_pid'] == 4242 and r['enabled'] is False
+    assert ['systemctl', 'show', '-p', 'ActiveState', '-p', 'MainPID', '-p', 'UnitFileState', 'k3s.service'] in node.calls
+    # enabled is what systemctl enable makes; static, disabled or masked units are not
+    for state, enabled in (('enabled', True), ('disabled', False), ('static', False), ('masked', False), ('', False)):
+        node.service('k3s', pid=4242, UnitFileState=state)
+        assert ok()['enabled'] is enabled, state
     node.units = None  # no systemctl on the node: not running, no failure
     r = ok()
     assert r['active'] is False and r['main_pid'] == 0
@@ -120,8 +124,10 @@ def test_openrc(node):
     node.process(76, ['supervise-daemon', 'k3s'])
     node.process(77, ['/usr/local/bin/k3s', 'server'], ppid=76)
     r = ok()
-    assert r['active'] is True and r['main_pid'] == 77
+    assert r['active'] is True and r['main_pid'] == 77 and r['enabled'] is False
     assert ['rc-service', 'k3s', 'status'] in node.calls
+    node.symlink('/etc/init.d/k3s', '/etc/runlevels/default/k3s')  # rc-update add k3s default
+    assert ok()['enabled'] is True
 
 
 def test_config_d_gives_the_scheduler_config(node):
