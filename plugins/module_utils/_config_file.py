@@ -299,3 +299,15 @@ def _plan(view, params, found):
         'restart_required': bool(result.changed and running(view, service)),
     }
     return result
+
+
+# The options of module baremetal.k3s.k3s_config_file (also the config_file part of baremetal.k3s.k3s_files).
+ARGUMENT_SPEC = dict(
+    name=dict(type='str', required=True),
+    values=dict(type='dict'),
+    state=dict(type='str', default='present', choices=['present', 'absent']),
+    config_dir=dict(type='path', default=DEFAULT_CONFIG_DIR),
+    service=dict(type='str'),
+    backup=dict(type='bool', default=False),
+)
+REQUIRED_IF = [('state', 'present', ['values'])]

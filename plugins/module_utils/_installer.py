@@ -763,3 +763,18 @@ def _plan(view, params, found):
         'daemon_reload_required': bool(init == 'systemd' and layout.unit in changed),
     }
     return result
+
+
+# The options of module baremetal.k3s.k3s_service (also the installer part of baremetal.k3s.k3s_files).
+ARGUMENT_SPEC = dict(
+    state=dict(type='str', default='present', choices=['present', 'absent']),
+    command=dict(type='str', default='server', choices=list(COMMANDS)),
+    name=dict(type='str'),
+    bin_dir=dict(type='path', default=DEFAULT_BIN_DIR),
+    systemd_dir=dict(type='path', default=DEFAULT_SYSTEMD_DIR),
+    args=dict(type='list', elements='str'),
+    env=dict(type='dict'),
+    type=dict(type='str', choices=list(TYPES)),
+    init=dict(type='str', default='auto', choices=list(INITS)),
+    backup=dict(type='bool', default=False),
+)

@@ -299,16 +299,38 @@ def locked_apply(module, plan, keys=(), paths=(), **apply_args):
     never deadlock), and ``plan()`` runs again on what the node holds then. Non-absolute
     ``paths`` are left to the plan to refuse.
     """
-    paths = [p for p in paths if isinstance(p, str) and os.path.isabs(p)]
+    return locked_apply_all(module, [Part(plan, keys, paths, apply_args)])[0]
+
+
+class Part(object):
+    """One write of :func:`locked_apply_all`: its ``plan`` function, the lock ``keys`` and ``paths`` known before
+    planning, and the keyword arguments of its :func:`apply` (backup, backup_dir)."""
+
+    def __init__(self, plan, keys=(), paths=(), apply_args=None):
+        self.plan, self.keys, self.paths, self.apply_args = plan, list(keys), list(paths), dict(apply_args or {})
+
+
+def locked_apply_all(module, parts):
+    """:func:`locked_apply` for several writes in one module run: every part planned under one set of locks (all of
+    their keys and files), then each applied in order, and a list of their results returned. A part whose plan
+    refuses (PlanError), cannot read, or would write through a link the policy refuses (ApplyError, :func:`check_plan`)
+    stops the run before any part is written; a write that fails puts
+    back its own part's files, and the parts applied before it stay written (as separate module runs would leave them).
+    """
+    keys = list(dict.fromkeys(k for part in parts for k in part.keys))
+    paths = list(dict.fromkeys(p for part in parts for p in part.paths if isinstance(p, str) and os.path.isabs(p)))
     for dummy in range(RELOCKS):
         with node_lock(module, *keys, paths=paths):
             try:
-                planned = plan()
+                planned = [part.plan() for part in parts]
             except ViewError as e:  # a FIFO where a file should be, a file that cannot be read: said, locks let go
                 raise ApplyError('%s; nothing was changed.' % e)
-            missing = [c.path for c in planned.changes if not locked(c.path)]
+            missing = [c.path for p in planned for c in p.changes if not locked(c.path)]
             if not missing:
-                return apply(module, planned, **apply_args)
+                if len(planned) > 1:
+                    for p in planned:  # the links every part would write through, refused before any part is written
+                        check_plan(p)
+                return [apply(module, p, **part.apply_args) for part, p in zip(parts, planned)]
         paths += [p for p in missing if p not in paths]
     raise ApplyError('the files this run writes kept changing while it planned (%s); nothing was changed. Run again.'
                      % ', '.join(paths))
@@ -497,7 +519,8 @@ def check_plan(plan):
                                  'link or the file it points to is meant. Remove it by hand.'
                                  % (change.path, os.readlink(real)))
             if not os.path.exists(_resolved(change.path)):
-                raise ApplyError('%s is a symbolic link to %s, which does not exist; fix or remove the link, then run again.'
+                raise ApplyError('%s is a symbolic link to %s, which does not exist; fix or remove the link, then run again; nothing was '
+                                 'changed.'
                                  % (change.path, os.readlink(real)))
 
 

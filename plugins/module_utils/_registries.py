@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _goyaml as goyaml
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names as names
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as yamledit
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
@@ -343,3 +344,18 @@ def plan(view, params, found=None):
     facts['taken_over'] = before is not None and not ours
     return RegistriesPlan([Change(path, before, after, mode=0o600, owner='root', group='root', secret=True)], facts,
                           shown_after=render(mirrors, configs, hide=True).decode('utf-8'), secrets_found=found)
+
+
+# The options of module baremetal.k3s.k3s_registries (also the registries part of baremetal.k3s.k3s_files).
+ARGUMENT_SPEC = dict(
+    mirrors=dict(type='dict', default={}),
+    configs=dict(type='dict', default={}),
+    platform=dict(type='str', choices=['k3s', 'rke2'], default='k3s'),
+    path=dict(type='path'),
+    take_over=dict(type='bool', default=False),
+)
+
+
+def with_path(params):
+    """The options with ``path`` given, or the registries file of ``platform``."""
+    return dict(params, path=params['path'] or _platform.get(params['platform']).registries_file)

@@ -187,3 +187,13 @@ def _mode_warnings(view, path):
         return ['%s has mode %04o and owner uid %d: it holds the cluster token; make it 0600 and root\'s (chmod 600 %s; '
                 'chown root: %s).' % (path, mode, st.st_uid, path, path)]
     return []
+
+
+# The options of module baremetal.k3s.k3s_token_file (also the token_file part of baremetal.k3s.k3s_files).
+ARGUMENT_SPEC = dict(
+    path=dict(type='path', required=True),
+    token=dict(type='str', no_log=True),
+    replace=dict(type='bool', default=False),
+    state=dict(type='str', default='present', choices=['present', 'absent']),
+)
+REQUIRED_IF = [('state', 'present', ['token'])]

@@ -233,14 +233,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
-ARGUMENT_SPEC = dict(
-    name=dict(type='str', required=True),
-    values=dict(type='dict'),
-    state=dict(type='str', default='present', choices=['present', 'absent']),
-    config_dir=dict(type='path', default=config_file.DEFAULT_CONFIG_DIR),
-    service=dict(type='str'),
-    backup=dict(type='bool', default=False),
-)
+ARGUMENT_SPEC = config_file.ARGUMENT_SPEC
 
 
 def hide_secrets(module):
@@ -258,7 +251,7 @@ class Module(_secrets.MaskedLog, AnsibleModule):
 
 def main():
     module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
-                    required_if=[('state', 'present', ['values'])])
+                    required_if=config_file.REQUIRED_IF)
     hide_secrets(module)
     try:
         result = _io.locked_apply(module, lambda: config_file.plan(_io.node_view(module), module.params, module.no_log_values),

@@ -120,18 +120,11 @@ files:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
-from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _registries as registries
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
-ARGUMENT_SPEC = dict(
-    mirrors=dict(type='dict', default={}),
-    configs=dict(type='dict', default={}),
-    platform=dict(type='str', choices=['k3s', 'rke2'], default='k3s'),
-    path=dict(type='path'),
-    take_over=dict(type='bool', default=False),
-)
+ARGUMENT_SPEC = registries.ARGUMENT_SPEC
 
 
 def hide_secrets(module):
@@ -148,7 +141,7 @@ class Module(_secrets.MaskedLog, AnsibleModule):
 def main():
     module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     hide_secrets(module)
-    params = dict(module.params, path=module.params['path'] or _platform.get(module.params['platform']).registries_file)
+    params = registries.with_path(module.params)
     try:
         result = _io.locked_apply(module, lambda: registries.plan(_io.node_view(module), params, module.no_log_values),
                                   paths=[params['path']], backup=params['take_over'])

@@ -248,18 +248,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
-ARGUMENT_SPEC = dict(
-    state=dict(type='str', default='present', choices=['present', 'absent']),
-    command=dict(type='str', default='server', choices=list(installer.COMMANDS)),
-    name=dict(type='str'),
-    bin_dir=dict(type='path', default=installer.DEFAULT_BIN_DIR),
-    systemd_dir=dict(type='path', default=installer.DEFAULT_SYSTEMD_DIR),
-    args=dict(type='list', elements='str'),
-    env=dict(type='dict'),
-    type=dict(type='str', choices=list(installer.TYPES)),
-    init=dict(type='str', default='auto', choices=list(installer.INITS)),
-    backup=dict(type='bool', default=False),
-)
+ARGUMENT_SPEC = installer.ARGUMENT_SPEC
 
 
 def hide_secrets(module):

@@ -100,17 +100,12 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _token_file as token_file
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
-ARGUMENT_SPEC = dict(
-    path=dict(type='path', required=True),
-    token=dict(type='str', no_log=True),
-    replace=dict(type='bool', default=False),
-    state=dict(type='str', default='present', choices=['present', 'absent']),
-)
+ARGUMENT_SPEC = token_file.ARGUMENT_SPEC
 
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
-                           required_if=[('state', 'present', ['token'])])
+                           required_if=token_file.REQUIRED_IF)
     try:
         result = _io.locked_apply(module, lambda: token_file.plan(_io.node_view(module), module.params),
                                   paths=[module.params['path']])

@@ -38,6 +38,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _backup, _bin
 from ansible_collections.baremetal.k3s.plugins.modules import (
     k3s_binary,
     k3s_config_file,
+    k3s_files,
     k3s_backup,
     k3s_killall,
     k3s_manifests,
@@ -355,6 +356,18 @@ def _token_file_absent(node):
         ['/etc/rancher/k3s/cluster-token']
 
 
+def _files(node):
+    """k3s_files: four parts in one run, killed anywhere - each file old or new, as each module alone leaves it."""
+    node.install(args=['--disable=traefik'])
+    return k3s_files, {
+        'token_file': {'path': '/etc/rancher/k3s/cluster-token',
+                       'token': 'K10abc0000000000000000000000000000000000000000000000000000000000000::server:new'},
+        'config_file': {'name': '50-cluster.yaml', 'values': {'token-file': '/etc/rancher/k3s/cluster-token'}},
+        'registries': {'mirrors': MIRROR},
+        'service': {'args': ['--disable=traefik', '--node-label=zone=a'], 'backup': True},
+    }, ['/etc/rancher/k3s/cluster-token', CLUSTER_CONFIG, REGISTRIES, SERVICE_UNIT]
+
+
 CASES = {
     'rollback/discard': _rollback_discard,
     'k3s_token_file': _token_file,
@@ -377,6 +390,7 @@ CASES = {
     'k3s_config_file/new': _config_file_new,
     'k3s_config_file/change': _config_file_change,
     'k3s_config_file/absent': _config_file_absent,
+    'k3s_files': _files,
     'static_pod_arg': _static_pod,
     'scheduler_config/new': _scheduler_config_new,
     'scheduler_config/merge': _scheduler_config_merge,
