@@ -222,6 +222,8 @@ galaxy_build() {  # the built artifact holds the collection and nothing of the t
 # As a new user: built artifact, oldest ansible-core, FQCN playbooks from outside the checkout.
 product() { bash tests/product.sh; }
 
+docs() { bash tests/docs/site.sh; }  # the docs site, built with warnings as errors, its links and pages checked
+
 # Every scenario's test_sequence starts at create: molecule's destroy playbook costs 2-20 s a
 # scenario even when nothing is there. What an earlier, stopped run left (a container of the
 # scenario's platforms, or molecule's state saying its instances were created) is destroyed here
@@ -263,7 +265,7 @@ molecule_all() {
   # alone at the end, and the shortest last, to fill the cores while the last long ones end; any
   # other (a new scenario) follows in name order
   local order="fleet_etcd integration fleet_life product fleet_grow extenders rollout_faults drift upgrade_convert
-    fleet_openrc k3s_config fleet_mirror fleet k3s_unit sanity rollback plan lint rke2 kubeadm extender_status
+    fleet_openrc k3s_config fleet_mirror fleet k3s_unit sanity rollback plan lint docs rke2 kubeadm extender_status
     fleet_immutable k3s_immutable real_scheduler backup_restore k3s_openrc existing_config uninstall users
     galaxy_build smoke go_test"
   local all
@@ -310,15 +312,15 @@ molecule_all() {
   rm -rf "$logs"
 }
 
-ALL="images kube go_test unit sanity lint galaxy_build integration product molecule"
+ALL="images kube go_test unit sanity lint docs galaxy_build integration product molecule"
 WANT=${*:-$ALL}
-# with the scenarios, go_test, sanity, lint, galaxy_build, integration and product run among their
+# with the scenarios, go_test, sanity, lint, docs, galaxy_build, integration and product run among their
 # jobs instead of before them (each keeps one core busy of two: beside the scenarios, the other one
 # works); the unit tests run before them, on both cores (beside them they cost more CPU time, theirs
 # and the scenarios': 308 CPU-s instead of 247, the scenarios' retries and waits longer)
 BESIDE=()
 if [[ " $WANT " == *" molecule "* ]]; then
-  for s in go_test sanity lint galaxy_build integration product; do [[ " $WANT " == *" $s "* ]] && BESIDE+=("$s"); done
+  for s in go_test sanity lint docs galaxy_build integration product; do [[ " $WANT " == *" $s "* ]] && BESIDE+=("$s"); done
 fi
 
 stage setup setup || { summary; exit 1; }
