@@ -38,6 +38,8 @@ import time
 
 import yaml
 
+import doc_tables  # tests/bench/doc_tables.py: the table of docs/performance.md
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 POLL_LOG = '/var/tmp/bk3s-poll.log'
 EVENTS = '/var/log/k3s-double/events.jsonl'
@@ -373,11 +375,13 @@ def main():
     text = table(result)
     with open(os.path.join(args.out, 'bench.txt'), 'w') as f:
         f.write(text + '\n')
+    with open(os.path.join(args.out, 'bench.md'), 'w') as f:  # the column of docs/performance.md's table
+        f.write(doc_tables.rollout(result) + '\n')
     plot(result, os.path.join(args.out, 'bench.png'))
     print()
     print(text)
     print()
-    print('written: %s' % ', '.join(os.path.join(args.out, n) for n in ('bench.txt', 'bench.json', 'bench.png')))
+    print('written: %s' % ', '.join(os.path.join(args.out, n) for n in ('bench.txt', 'bench.md', 'bench.json', 'bench.png')))
 
 
 if __name__ == '__main__':

@@ -41,6 +41,7 @@ import time
 import yaml
 
 from bench import floor_playbook, recap  # tests/bench/bench.py: Ansible's floor as a playbook, the PLAY RECAP parser
+import doc_tables  # tests/bench/doc_tables.py: the table of docs/performance.md
 
 TARGET_AGENTS = 1000
 FORKS = (5, 25, 50)
@@ -226,6 +227,8 @@ def report(args):
     text = table(summary)
     with open(os.path.join(args.out, 'fleet.txt'), 'w') as f:
         f.write(text + '\n')
+    with open(os.path.join(args.out, 'fleet.md'), 'w') as f:  # the table of docs/performance.md
+        f.write(doc_tables.fleet(json.loads(json.dumps(summary))) + '\n')  # as bench.json has it (string keys)
     try:
         plot(summary, os.path.join(args.out, 'bench.png'))
     except ImportError:
@@ -233,7 +236,7 @@ def report(args):
     print()
     print(text)
     print()
-    print('written: %s' % ', '.join(os.path.join(args.out, n) for n in ('fleet.txt', 'bench.json', 'bench.png')))
+    print('written: %s' % ', '.join(os.path.join(args.out, n) for n in ('fleet.txt', 'fleet.md', 'bench.json', 'bench.png')))
 
 
 def table(s):
