@@ -311,3 +311,9 @@ ARGUMENT_SPEC = dict(
     backup=dict(type='bool', default=False),
 )
 REQUIRED_IF = [('state', 'present', ['values'])]
+
+
+def add_secrets(params, found):
+    """The secret values of the option ``values``, as given (before any check), into ``found`` (no_log_values)."""
+    if isinstance(params.get('values'), dict):
+        secrets.add(found, secrets.config_secrets(params['values']))

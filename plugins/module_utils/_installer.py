@@ -704,6 +704,11 @@ def plan_absent(view, request, layout, warnings):
     return changes
 
 
+def add_secrets(params, found):
+    """The secret values of the options ``args`` and ``env``, as given, into ``found`` (no_log_values)."""
+    secrets.add(found, param_secrets(params))
+
+
 def param_secrets(params):
     """The secret values of the options ``args`` and ``env``, as given (before any check)."""
     args = params.get('args')

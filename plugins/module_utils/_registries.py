@@ -356,6 +356,12 @@ ARGUMENT_SPEC = dict(
 )
 
 
+def add_secrets(params, found):
+    """Every secret the options ``configs`` and ``mirrors`` hold, wherever it stands (under mirrors by mistake too), into
+    ``found`` (no_log_values), before anything is checked."""
+    collect_secrets([params.get('configs'), params.get('mirrors')], found)
+
+
 def with_path(params):
     """The options with ``path`` given, or the registries file of ``platform``."""
     return dict(params, path=params['path'] or _platform.get(params['platform']).registries_file)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets as secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 TOKEN_PREFIX = 'K10'
@@ -197,3 +198,9 @@ ARGUMENT_SPEC = dict(
     state=dict(type='str', default='present', choices=['present', 'absent']),
 )
 REQUIRED_IF = [('state', 'present', ['token'])]
+
+
+def add_secrets(params, found):
+    """The token, as given, into ``found`` (no_log_values): a caller that takes these options inside another option
+    (k3s_files) has no no_log of the spec to mask it."""
+    secrets.add(found, [params.get('token')])

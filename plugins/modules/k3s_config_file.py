@@ -238,9 +238,7 @@ ARGUMENT_SPEC = config_file.ARGUMENT_SPEC
 
 def hide_secrets(module):
     """Secret values of ``values`` never appear in the module's output (invocation included): Ansible masks them."""
-    values = module.params.get('values')
-    if isinstance(values, dict):
-        _secrets.add(module.no_log_values, _secrets.config_secrets(values))
+    config_file.add_secrets(module.params, module.no_log_values)
 
 
 class Module(_secrets.MaskedLog, AnsibleModule):

@@ -119,12 +119,9 @@ ARGUMENT_SPEC = {name: dict(type='dict') for name in PARTS}
 def hide_secrets(module):
     """Every part's secrets, as given (before any check), into no_log_values: masked in the result, the invocation,
     the messages and the module's own log line."""
-    part = {name: module.params.get(name) if isinstance(module.params.get(name), dict) else {} for name in PARTS}
-    _secrets.add(module.no_log_values, [part['token_file'].get('token')])
-    if isinstance(part['config_file'].get('values'), dict):
-        _secrets.add(module.no_log_values, _secrets.config_secrets(part['config_file']['values']))
-    registries.collect_secrets([part['registries'].get('configs'), part['registries'].get('mirrors')], module.no_log_values)
-    _secrets.add(module.no_log_values, installer.param_secrets(part['service']))
+    for name, part in zip(PARTS, (token_file, config_file, registries, installer)):
+        if isinstance(module.params.get(name), dict):
+            part.add_secrets(module.params[name], module.no_log_values)
 
 
 class Module(_secrets.MaskedLog, AnsibleModule):

@@ -129,7 +129,7 @@ ARGUMENT_SPEC = registries.ARGUMENT_SPEC
 
 def hide_secrets(module):
     """Every secret the options hold, wherever it stands (under mirrors by mistake too), is masked in every output."""
-    registries.collect_secrets([module.params.get('configs'), module.params.get('mirrors')], module.no_log_values)
+    registries.add_secrets(module.params, module.no_log_values)
 
 
 class Module(_secrets.MaskedLog, AnsibleModule):

@@ -253,7 +253,7 @@ ARGUMENT_SPEC = installer.ARGUMENT_SPEC
 
 def hide_secrets(module):
     """Secret values of ``args`` and ``env`` never appear in the module's output (invocation included): Ansible masks them."""
-    _secrets.add(module.no_log_values, installer.param_secrets(module.params))
+    installer.add_secrets(module.params, module.no_log_values)
 
 
 class Module(_secrets.MaskedLog, AnsibleModule):
