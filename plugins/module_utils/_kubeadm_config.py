@@ -5,9 +5,10 @@
 
 # This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
 
-"""The logic of ``baremetal.k3s.kubeadm_config``: the scheduler's ``--config`` and its mounts in kubeadm's
-ClusterConfiguration, so that ``kubeadm upgrade`` (which writes the static pod manifests again from it)
-keeps them.
+"""The logic of ``baremetal.k3s.kubeadm_config``: one flag naming a file, and its mounts, in a control-plane
+component's part of kubeadm's ClusterConfiguration - the scheduler's ``--config``, or the API server's
+``--admission-control-config-file`` (``COMPONENTS``) - so that ``kubeadm upgrade`` (which writes the static pod
+manifests again from it) keeps them. The examples below show the scheduler; ``apiServer`` has the same shape.
 
 ``plan_text(text, ...)`` is pure: it takes the ClusterConfiguration text (the ``ClusterConfiguration``
 key of ConfigMap ``kube-system/kubeadm-config``) and returns the new text and the facts. ``sync()``
@@ -71,12 +72,13 @@ DEFAULT_NAME = 'kubeadm-config'
 DEFAULT_NAMESPACE = 'kube-system'
 DEFAULT_KEY = 'ClusterConfiguration'
 DEFAULT_PREFIX = sp.DEFAULT_PREFIX
-FLAG = 'config'
 MAX_ATTEMPTS = 20
 
-_SCHED = ('scheduler',)
-_ARGS = ('scheduler', 'extraArgs')
-_VOLS = ('scheduler', 'extraVolumes')
+# the ClusterConfiguration's part for a component: (the flag this module keeps there, the program that reads it)
+COMPONENTS = {
+    'scheduler': ('config', 'kube-scheduler'),
+    'apiServer': ('admission-control-config-file', 'kube-apiserver'),
+}
 
 
 class KubeadmConfigError(PlanError):
@@ -96,10 +98,14 @@ def validate_path(path, what):
 
 # -- reading ----------------------------------------------------------------------------------
 class _Config:
-    """The ClusterConfiguration read: its document, its version, and the scheduler's parts as found."""
+    """The ClusterConfiguration read: its document, its version, and the component's parts as found."""
 
-    def __init__(self, text, where):
+    def __init__(self, text, where, component='scheduler'):
         self.where = where
+        self.top = (component,)
+        self.args_path = (component, 'extraArgs')
+        self.vols_path = (component, 'extraVolumes')
+        self.flag, self.program = COMPONENTS[component]
         try:
             self.doc = ye.Document(text, name=where)
             data = self.doc.value
@@ -122,11 +128,12 @@ class _Config:
                                      % (where, api, ', '.join(GROUP + v for v in VERSIONS)))
         self.api_version = api
         self.version = version
-        for path, kinds in ((_SCHED, ('mapping',)), (_ARGS, ('mapping',) if version == 'v1beta3' else ('sequence',)),
-                            (_VOLS, ('sequence',))):
+        for path, kinds in ((self.top, ('mapping',)),
+                            (self.args_path, ('mapping',) if version == 'v1beta3' else ('sequence',)),
+                            (self.vols_path, ('sequence',))):
             node = self.doc.find(path)
             if node is None:
-                if path != _SCHED and self.doc.find(_SCHED) is None:
+                if path != self.top and self.doc.find(self.top) is None:
                     break
                 continue
             if node.kind not in kinds:
@@ -144,29 +151,29 @@ class _Config:
             for i, item in enumerate(self.args()):
                 if not isinstance(item, dict) or not isinstance(item.get('name'), str) \
                         or not isinstance(item.get('value', ''), str):
-                    raise KubeadmConfigError('%s: scheduler.extraArgs[%d] is %r, not {name, value} as %s reads it. Repair '
-                                             'it and run again.' % (self.where, i, item, self.api_version))
+                    raise KubeadmConfigError('%s: %s.extraArgs[%d] is %r, not {name, value} as %s reads it. Repair '
+                                             'it and run again.' % (self.where, self.top[0], i, item, self.api_version))
         for i, item in enumerate(self.volumes()):
             if not isinstance(item, dict):
-                raise KubeadmConfigError('%s: scheduler.extraVolumes[%d] is %r, not a volume {name, hostPath, mountPath}. '
-                                         'Repair it and run again.' % (self.where, i, item))
+                raise KubeadmConfigError('%s: %s.extraVolumes[%d] is %r, not a volume {name, hostPath, mountPath}. '
+                                         'Repair it and run again.' % (self.where, self.top[0], i, item))
 
     def data(self, path):
         value = self.doc.get(path)
         return None if value is None else gy._plain(value)  # pylint: disable=protected-access
 
     def args(self):
-        return self.data(_ARGS) or ([] if self.version == 'v1beta4' else {})
+        return self.data(self.args_path) or ([] if self.version == 'v1beta4' else {})
 
     def volumes(self):
-        return self.data(_VOLS) or []
+        return self.data(self.vols_path) or []
 
     def config_args(self):
-        """[(key or index, value)] of the ``config`` extraArgs."""
+        """[(key or index, value)] of the extraArgs of the component's flag (``config`` for the scheduler)."""
         args = self.args()
         if self.version == 'v1beta3':
-            return [(FLAG, args[FLAG])] if FLAG in args else []
-        return [(i, a.get('value')) for i, a in enumerate(args) if a.get('name') == FLAG]
+            return [(self.flag, args[self.flag])] if self.flag in args else []
+        return [(i, a.get('value')) for i, a in enumerate(args) if a.get('name') == self.flag]
 
     def marked(self, path):
         entry = self.doc.entry(path)
@@ -192,7 +199,7 @@ def _ours(cfg, prefix):
 
 
 def _covered(cfg, path):
-    """Whether an extraVolume mounted at its own host path already shows ``path`` in the scheduler's container."""
+    """Whether an extraVolume mounted at its own host path already shows ``path`` in the component's container."""
     for v in cfg.volumes():
         host, mount = v.get('hostPath'), v.get('mountPath')
         if isinstance(host, str) and host == mount and (path == host or path.startswith(host.rstrip('/') + '/')):
@@ -201,10 +208,10 @@ def _covered(cfg, path):
 
 
 def _claims_arg(cfg, key, value, path, prefix):
-    """Whether the ``config`` extraArg at ``key`` (map key or list index) was added by this module."""
-    if cfg.marked(_ARGS + (key,)) or (cfg.created(_ARGS) and value == path):
+    """Whether the flag's extraArg at ``key`` (map key or list index) was added by this module."""
+    if cfg.marked(cfg.args_path + (key,)) or (cfg.created(cfg.args_path) and value == path):
         return True
-    if cfg.commentable(_ARGS) or value != path:
+    if cfg.commentable(cfg.args_path) or value != path:
         return False
     return any(posixpath.normpath(h) == path for dummy, dummy2, h in _ours(cfg, prefix))
 
@@ -260,9 +267,10 @@ def _volume(cfg, path, kinds, prefix):
             'readOnly': True, 'pathType': (kinds or {}).get(path, 'File')}
 
 
-def plan_text(text, where, config, mounts=(), state='present', prefix=DEFAULT_PREFIX, kinds=None):
-    """``(new text, facts)`` for ``text``, a ClusterConfiguration, with our ``config`` extraArg and mounts
-    present or absent. ``kinds``: {path: 'File' | 'Directory'} for the volumes' pathType (File by default)."""
+def plan_text(text, where, config, mounts=(), state='present', prefix=DEFAULT_PREFIX, kinds=None, component='scheduler'):
+    """``(new text, facts)`` for ``text``, a ClusterConfiguration, with our extraArg of ``component``'s flag (naming
+    ``config``) and mounts present or absent. ``kinds``: {path: 'File' | 'Directory'} for the volumes' pathType (File
+    by default)."""
     path = validate_path(config, 'config')
     needed = [path]
     for i, m in enumerate(mounts or ()):
@@ -271,7 +279,7 @@ def plan_text(text, where, config, mounts=(), state='present', prefix=DEFAULT_PR
             needed.append(p)
     sp.validate_prefix(prefix)
     try:
-        cfg = _Config(text, where)
+        cfg = _Config(text, where, component)
         ed = _Edit(cfg)
         if state == 'present':
             _present(cfg, ed, path, needed, prefix, kinds)
@@ -292,45 +300,50 @@ def plan_text(text, where, config, mounts=(), state='present', prefix=DEFAULT_PR
 def _present(cfg, ed, path, needed, prefix, kinds):
     for key, value in cfg.config_args():
         if value != path:
-            where = 'scheduler.extraArgs.config' if cfg.version == 'v1beta3' else 'scheduler.extraArgs[%d]' % key
-            raise KubeadmConfigError(
-                '%s: %s is %r, another scheduler config than %s; kube-scheduler reads a single --config. Add the extender '
-                'to %s instead (module baremetal.k3s.scheduler_config; the role does so when the running scheduler already '
-                'has a --config), or remove that extraArg and run again.' % (cfg.where, where, value, path, value))
+            where = ('%s.extraArgs.%s' % (cfg.top[0], cfg.flag) if cfg.version == 'v1beta3'
+                     else '%s.extraArgs[%d]' % (cfg.top[0], key))
+            if cfg.flag == 'config':
+                hint = ('another scheduler config than %s; kube-scheduler reads a single --config. Add the extender to %s '
+                        'instead (module baremetal.k3s.scheduler_config; the role does so when the running scheduler '
+                        'already has a --config), or remove that extraArg and run again.' % (path, value))
+            else:
+                hint = ('another file than %s; %s reads a single --%s. Move its settings into the collection\'s, or '
+                        'remove that extraArg and run again.' % (path, cfg.program, cfg.flag))
+            raise KubeadmConfigError('%s: %s is %r, %s' % (cfg.where, where, value, hint))
     for v_i, v in enumerate(cfg.volumes()):
         mount = v.get('mountPath')
         if isinstance(mount, str) and posixpath.normpath(mount) in needed and v.get('hostPath') != mount:
-            raise KubeadmConfigError('%s: scheduler.extraVolumes[%d] (%s) mounts %r at %s, which this module must mount '
+            raise KubeadmConfigError('%s: %s.extraVolumes[%d] (%s) mounts %r at %s, which this module must mount '
                                      'from the same path on the node. Remove or correct that volume and run again.'
-                                     % (cfg.where, v_i, v.get('name'), v.get('hostPath'), mount))
+                                     % (cfg.where, cfg.top[0], v_i, v.get('name'), v.get('hostPath'), mount))
     # our volumes for paths no longer needed go (a TLS file left out of the extender's settings)
     for i, dummy, host in reversed(_ours(cfg, prefix)):
         if posixpath.normpath(host) not in needed:
-            ed.remove(_VOLS + (i,))
+            ed.remove(cfg.vols_path + (i,))
     if not cfg.config_args():
         if cfg.version == 'v1beta3':
-            ed.add(_ARGS, FLAG, path)
+            ed.add(cfg.args_path, cfg.flag, path)
         else:
-            ed.add(_ARGS, None, {'name': FLAG, 'value': path})
+            ed.add(cfg.args_path, None, {'name': cfg.flag, 'value': path})
     for p in needed:
         if not _covered(cfg, p):
-            ed.add(_VOLS, None, _volume(cfg, p, kinds, prefix))
+            ed.add(cfg.vols_path, None, _volume(cfg, p, kinds, prefix))
 
 
 def _absent(cfg, ed, path, prefix):
-    if cfg.doc.find(_SCHED) is None:
+    if cfg.doc.find(cfg.top) is None:
         return
     claimed = [key for key, value in cfg.config_args() if _claims_arg(cfg, key, value, path, prefix)]
     for i, dummy, dummy2 in reversed(_ours(cfg, prefix)):
-        ed.remove(_VOLS + (i,))
+        ed.remove(cfg.vols_path + (i,))
     for key in reversed(claimed):
-        ed.remove(_ARGS + (key,))
+        ed.remove(cfg.args_path + (key,))
     if claimed:
-        ed.prune(_ARGS)
-    ed.prune(_VOLS)
-    node = cfg.doc.find(_SCHED)
-    if node is not None and node.kind == 'mapping' and not node.value and cfg.marked(_SCHED):
-        ed.remove(_SCHED)
+        ed.prune(cfg.args_path)
+    ed.prune(cfg.vols_path)
+    node = cfg.doc.find(cfg.top)
+    if node is not None and node.kind == 'mapping' and not node.value and cfg.marked(cfg.top):
+        ed.remove(cfg.top)
 
 
 # -- the API ----------------------------------------------------------------------------------
@@ -339,7 +352,7 @@ class Request:
 
     def __init__(self, kubectl, config, kubeconfig=None, name=DEFAULT_NAME, namespace=DEFAULT_NAMESPACE,
                  key=DEFAULT_KEY, mounts=(), state='present', prefix=DEFAULT_PREFIX, kinds=None,
-                 previous=None, written=None):
+                 previous=None, written=None, component='scheduler'):
         self.kubectl = list(kubectl or [])
         self.kubeconfig = kubeconfig
         self.name = name
@@ -352,6 +365,9 @@ class Request:
         self.kinds = kinds or {}
         self.previous = previous
         self.written = written
+        if component not in COMPONENTS:
+            raise KubeadmConfigError('component %r is not one this module knows (%s).' % (component, ', '.join(COMPONENTS)))
+        self.component = component
         if not self.kubectl or not self.kubectl[0]:
             raise KubeadmConfigError('kubectl is empty; give the platform\'s kubectl (k3s_info returns it as "kubectl").')
         for what, value in (('name', name), ('namespace', namespace)):
@@ -400,7 +416,7 @@ def plan_object(request, current):
                                      'repair it by hand.' % where, current=before, previous=request.previous)
         return before, request.previous
     after, dummy = plan_text(before, where, request.config, request.mounts, request.state, request.prefix,
-                             request.kinds)
+                             request.kinds, request.component)
     if after != before and current.get('immutable') is True:
         raise KubeadmConfigError('%s is immutable (immutable: true); it cannot be updated.' % where)
     return before, after
@@ -419,7 +435,7 @@ def sync(runner, request, check_mode=False, max_attempts=MAX_ATTEMPTS, sleep=tim
                   'diff': {'before': before or '', 'after': after or ''}}
         if after is not None and request.state != 'restore':
             dummy, facts = plan_text(after, request.where, request.config, request.mounts, request.state,
-                                     request.prefix, request.kinds)
+                                     request.prefix, request.kinds, request.component)
             result.update(api_version=facts['api_version'], extra_args=facts['extra_args'], volumes=facts['volumes'])
         if before == after or check_mode:
             return result

@@ -162,7 +162,11 @@ def plan(view, params):
     if not isinstance(path, str) or not path.startswith('/'):
         raise PlanError('path %r must be an absolute path on the node. Nothing was changed.' % (path,))
     present = params.get('state', 'present') == 'present'
-    s = settings({k: params.get(k) for k in KEYS if params.get(k) is not None}) if present else None
+    s = None
+    if present and params.get('settings') is not None:
+        s = settings(params['settings'], (params.get('settings_name') or 'settings') + '.')
+    elif present:
+        s = settings({k: params.get(k) for k in KEYS if params.get(k) is not None})
     if view.isdir(path):
         raise PlanError('%s is a directory; give the path of the admission configuration file. Nothing was changed.'
                         % path)

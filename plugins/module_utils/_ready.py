@@ -70,8 +70,11 @@ def validate(params):
         raise ReadyError('kubectl must be the kubectl command as a list of non-empty words, for example '
                          '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (kubectl,))
     name = params.get('node_name')
-    _names.check('node_name', name, _names.DNS_SUBDOMAIN, ReadyError, what='a Kubernetes node name',
-                 hint='give the name the node registers with, in lower case (k3s_info returns it as "node_name")')
+    if name is not None:
+            _names.check('node_name', name, _names.DNS_SUBDOMAIN, ReadyError, what='a Kubernetes node name',
+                     hint='give the name the node registers with, in lower case (k3s_info returns it as "node_name")')
+    elif params.get('etcd_member') or params.get('kubelet_version') is not None or params.get('since') is not None:
+        raise ReadyError('etcd_member, kubelet_version and since are read from a Node: give node_name with them')
     for key in ('timeout', 'interval'):
         value = params.get(key)
         if value is None or value < 0:
@@ -197,6 +200,8 @@ class Waiter:
                                % (READYZ_OK, _answer(out)))
             return state
         state['api_ready'] = True
+        if self.node is None:  # the API server alone (a control plane whose host runs no Node)
+            return state
         rc, out, err = self._run(remaining, 'get', 'node', self.node, '-o', 'json')
         if rc != 0:
             if _NOT_FOUND.search(err):
@@ -268,7 +273,8 @@ def wait(view, params):
             break
         clock.sleep(max(0.0, min(interval, timeout - elapsed)))
     reason = state.pop('reason')
-    what = 'the API answers /readyz and node %s is Ready' % waiter.node
+    what = ('the API answers /readyz and node %s is Ready' % waiter.node if waiter.node is not None
+            else 'the API answers /readyz')
     if params.get('kubelet_version') is not None:
         what += ' with kubeletVersion %s' % params['kubelet_version']
     if params.get('etcd_member'):

@@ -676,7 +676,7 @@ def _plan(view, params, path, check_mode):
         _refuse_other_value(pod, path, arg, flag)
         if elsewhere and not owned:
             warnings.append('container %s already gets %s as %s in its %s, not added by this module; left as it is '
-                            '(kube-scheduler reads command and args as one command line).'
+                            '(its process reads command and args as one command line).'
                             % (pod.name, arg, elsewhere[0], elsewhere[1]))
         elif same and not owned:
             missing = [p for p in needed if not _covered(pod, p)]
@@ -734,7 +734,7 @@ def _refuse_other_value(pod, path, arg, flag):
     for found, where in pod.flags():
         if found.name != pflag.normalize(flag) or found.value == wanted:
             continue
-        raise StaticPodError('%s already has %s in the %s of container %s, a different value for --%s than %s (kube-scheduler '
+        raise StaticPodError('%s already has %s in the %s of container %s, a different value for --%s than %s (its process '
                              'reads command and args as one command line, and pflag reads both spellings as one flag).%s'
                              % (path, found.text, pod.place(where), pod.name, flag, arg, _hint_for(flag)))
 

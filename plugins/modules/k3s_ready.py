@@ -35,8 +35,9 @@ options:
   node_name:
     description:
       - The Node to wait for, as it registers (M(baremetal.k3s.k3s_info) RV(baremetal.k3s.k3s_info#module:node_name)).
+      - Not given - only the API server's C(/readyz) is waited for (a control-plane host that registers no Node);
+        O(etcd_member), O(kubelet_version) and O(since) need it.
     type: str
-    required: true
   etcd_member:
     description:
       - Also wait until the Node's condition C(EtcdIsVoter) is C(True).
@@ -133,7 +134,7 @@ api_ready:
   type: bool
   sample: true
 node_ready:
-  description: Whether the Node's condition C(Ready) was C(True) at the last look.
+  description: Whether the Node's condition C(Ready) was C(True) at the last look; V(false) without O(node_name).
   returned: always
   type: bool
   sample: true
@@ -179,7 +180,7 @@ timed_out:
   type: bool
   sample: false
 node_name:
-  description: O(node_name).
+  description: O(node_name); V(null) when not given.
   returned: always
   type: str
   sample: server-1
@@ -225,7 +226,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 
 ARGUMENT_SPEC = dict(
     _kubectl.OPTIONS,
-    node_name=dict(type='str', required=True),
+    node_name=dict(type='str'),
     etcd_member=dict(type='bool', default=False),
     kubelet_version=dict(type='str'),
     timeout=dict(type='int', default=300),

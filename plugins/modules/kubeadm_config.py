@@ -8,13 +8,15 @@ from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: kubeadm_config
-short_description: Keep kube-scheduler's --config and its mounts in kubeadm's stored ClusterConfiguration
+short_description: Keep kube-scheduler's --config (or kube-apiserver's admission config) in kubeadm's ClusterConfiguration
 version_added: 0.1.0
 description:
   - C(kubeadm upgrade) writes the control plane's static pod manifests again from the ClusterConfiguration stored in
     ConfigMap C(kube-system/kubeadm-config) (key C(ClusterConfiguration)), and so drops a C(--config) added to
     C(/etc/kubernetes/manifests/kube-scheduler.yaml) by hand or by M(baremetal.k3s.static_pod_arg). This module adds the
-    same flag and mounts to that ClusterConfiguration, or takes them out again.
+    same flag and mounts to that ClusterConfiguration, or takes them out again. With O(component=apiServer) it does the
+    same for kube-apiserver's C(--admission-control-config-file) in C(apiServer) (the PodSecurity defaults that
+    M(baremetal.k3s.pod_security_admission) writes).
   - "It adds the C(config) extraArg of C(scheduler) (C(kubeadm.k8s.io/v1beta3): C(extraArgs) is a map,
     C({config: PATH}); C(v1beta4): a list, C([{name: config, value: PATH}])) and one C(extraVolumes) entry per file,
     C({name, hostPath: PATH, mountPath: PATH, readOnly: true, pathType: File}) (C(Directory) for a directory), named as
@@ -26,7 +28,8 @@ description:
   - Talks to the API server with the platform's kubectl on the node. The ConfigMap is replaced conditionally (with the
     C(metadata.resourceVersion) read); when another writer changed it since, it is read again and the change redone, up
     to 20 times. Running it on every control-plane node is safe; the first one writes, the others find nothing to do.
-  - Another C(config) extraArg (another scheduler config) is refused, as is an apiVersion other than
+  - Another C(config) extraArg (another scheduler config; with O(component=apiServer) another admission configuration)
+    is refused, as is an apiVersion other than
     C(kubeadm.k8s.io/v1beta3) and C(v1beta4), or a C(scheduler) part in a shape kubeadm would not read.
 author:
   - baremetal.k3s contributors (@baremetal)
@@ -65,9 +68,19 @@ options:
     description: The key of the ConfigMap holding the ClusterConfiguration.
     type: str
     default: ClusterConfiguration
+  component:
+    description:
+      - The control-plane component whose part of the ClusterConfiguration holds the flag, and so the flag - V(scheduler)
+        keeps kube-scheduler's C(--config) (C(scheduler.extraArgs)), V(apiServer) keeps kube-apiserver's
+        C(--admission-control-config-file) (C(apiServer.extraArgs)), as M(baremetal.k3s.pod_security_admission) writes
+        that file.
+    type: str
+    choices: [scheduler, apiServer]
+    default: scheduler
   config:
     description:
-      - The absolute path of the scheduler config, the value of C(--config), mounted read-only at the same path.
+      - The absolute path of the file the flag names (the scheduler config, the value of C(--config); with
+        O(component=apiServer) the admission configuration), mounted read-only at the same path.
       - Required unless O(state=restore).
     type: path
   mounts:
@@ -203,6 +216,7 @@ ARGUMENT_SPEC = dict(
     name=dict(type='str', default=kc.DEFAULT_NAME),
     namespace=dict(type='str', default=kc.DEFAULT_NAMESPACE),
     key=dict(type='str', default=kc.DEFAULT_KEY, no_log=False),
+    component=dict(type='str', default='scheduler', choices=sorted(kc.COMPONENTS)),
     config=dict(type='path'),
     mounts=dict(type='list', elements='path', default=[]),
     volume_prefix=dict(type='str', default=kc.DEFAULT_PREFIX),
@@ -236,7 +250,8 @@ def main():
         request = kc.Request(kubectl=params['kubectl'], kubeconfig=kubeconfig, name=params['name'],
                              namespace=params['namespace'], key=params['key'], config=params['config'],
                              mounts=params['mounts'], state=params['state'], prefix=params['volume_prefix'],
-                             kinds=kinds, previous=params['previous'], written=params['written'])
+                             kinds=kinds, previous=params['previous'], written=params['written'],
+                             component=params['component'])
         result = kc.sync(view.run, request, check_mode=module.check_mode)
     except PlanError as e:
         module.fail_json(msg=e.msg, **e.details)

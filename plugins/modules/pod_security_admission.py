@@ -39,32 +39,26 @@ options:
     choices: [present, absent]
     default: present
   enforce:
-    description: The level whose violations refuse a pod.
+    description: The level whose violations refuse a pod. Not given - V(privileged).
     type: str
     choices: [privileged, baseline, restricted]
-    default: privileged
   enforce_version:
-    description: The version of the Pod Security Standards O(enforce) applies - C(latest) or C(v1.<minor>).
+    description: The version of the Pod Security Standards O(enforce) applies - C(latest) or C(v1.<minor>). Not given - V(latest).
     type: str
-    default: latest
   audit:
-    description: The level whose violations are recorded in the audit log.
+    description: The level whose violations are recorded in the audit log. Not given - V(privileged).
     type: str
     choices: [privileged, baseline, restricted]
-    default: privileged
   audit_version:
-    description: The version for O(audit).
+    description: The version for O(audit). Not given - V(latest).
     type: str
-    default: latest
   warn:
-    description: The level whose violations are returned to the client as warnings.
+    description: The level whose violations are returned to the client as warnings. Not given - V(privileged).
     type: str
     choices: [privileged, baseline, restricted]
-    default: privileged
   warn_version:
-    description: The version for O(warn).
+    description: The version for O(warn). Not given - V(latest).
     type: str
-    default: latest
   exempt_namespaces:
     description:
       - Namespaces PodSecurity does not evaluate. Default - C(kube-system), where k3s's own system pods run; a list given
@@ -72,16 +66,31 @@ options:
     type: list
     elements: str
   exempt_usernames:
-    description: Authenticated user names whose requests PodSecurity does not evaluate.
+    description: Authenticated user names whose requests PodSecurity does not evaluate. Not given - none.
     type: list
     elements: str
-    default: []
   exempt_runtime_classes:
-    description: RuntimeClass names whose pods PodSecurity does not evaluate.
+    description: RuntimeClass names whose pods PodSecurity does not evaluate. Not given - none.
     type: list
     elements: str
-    default: []
+  settings:
+    description:
+      - All of the settings above as one mapping, as a role or an inventory holds them (for example
+        C(k3s_server_pod_security)) - instead of the separate options, which may not be given with it.
+      - Checked as a whole - a key that is not one of the options above is refused by name.
+    type: dict
+  settings_name:
+    description: The name messages give O(settings) (the variable it came from), for example V(k3s_server_pod_security).
+    type: str
+    default: settings
+  backup:
+    description:
+      - Keep a copy of the file, next to it and 0600, before it is changed or removed; RV(files) names it, so that
+        M(baremetal.k3s.rollback) can put this run's change back.
+    type: bool
+    default: false
 seealso:
+  - module: baremetal.k3s.rollback
   - module: baremetal.k3s.k3s_config_file
   - module: baremetal.k3s.pod_security_report
 '''
@@ -143,24 +152,28 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _pod_security as pod_security
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
-_LEVEL = dict(type='str', choices=list(pod_security.LEVELS), default='privileged')
+_LEVEL = dict(type='str', choices=list(pod_security.LEVELS))
 ARGUMENT_SPEC = dict(
     path=dict(type='path', required=True),
     state=dict(type='str', choices=['present', 'absent'], default='present'),
-    enforce=_LEVEL, enforce_version=dict(type='str', default='latest'),
-    audit=_LEVEL, audit_version=dict(type='str', default='latest'),
-    warn=_LEVEL, warn_version=dict(type='str', default='latest'),
+    enforce=_LEVEL, enforce_version=dict(type='str'),
+    audit=_LEVEL, audit_version=dict(type='str'),
+    warn=_LEVEL, warn_version=dict(type='str'),
     exempt_namespaces=dict(type='list', elements='str'),
-    exempt_usernames=dict(type='list', elements='str', default=[]),
-    exempt_runtime_classes=dict(type='list', elements='str', default=[]),
+    exempt_usernames=dict(type='list', elements='str'),
+    exempt_runtime_classes=dict(type='list', elements='str'),
+    settings=dict(type='dict'),
+    settings_name=dict(type='str', default='settings'),
+    backup=dict(type='bool', default=False),
 )
+MUTUALLY_EXCLUSIVE = [('settings', key) for key in pod_security.KEYS]
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, mutually_exclusive=MUTUALLY_EXCLUSIVE)
     try:
         result = _io.locked_apply(module, lambda: pod_security.plan(_io.node_view(module), module.params),
-                                  paths=[module.params['path']])
+                                  paths=[module.params['path']], backup=module.params['backup'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))
     module.exit_json(**result)

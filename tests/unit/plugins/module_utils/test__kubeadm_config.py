@@ -204,6 +204,39 @@ def test_refusals_say_what_where_and_what_to_do(text, words):
         assert w in e.value.msg, e.value.msg
 
 
+ADMISSION = '/etc/kubernetes/baremetal-k3s-pod-security.yaml'
+
+
+@pytest.mark.parametrize('name', sorted(TEXTS))
+def test_the_api_servers_admission_config_file_goes_into_apiserver_and_out_again(name):
+    text = TEXTS[name]
+    after, facts = kc.plan_text(text, WHERE, ADMISSION, component='apiServer')
+    d, before = data(after), data(text)
+    args = d['apiServer']['extraArgs']
+    flag = 'admission-control-config-file'
+    assert (args[flag] if isinstance(args, dict) else [a['value'] for a in args if a['name'] == flag]) == (
+        ADMISSION if isinstance(args, dict) else [ADMISSION])
+    vols = {v['mountPath']: v for v in d['apiServer']['extraVolumes']}
+    assert vols[ADMISSION]['hostPath'] == ADMISSION and vols[ADMISSION]['readOnly'] is True
+    assert facts['extra_args'] == [ADMISSION] and len(facts['volumes']) == 1
+    assert d.get('scheduler') == before.get('scheduler')  # the scheduler's part is not touched
+    assert kc.plan_text(after, WHERE, ADMISSION, component='apiServer')[0] == after
+    assert kc.plan_text(after, WHERE, ADMISSION, state='absent', component='apiServer')[0] == text
+    # the scheduler's --config and the API server's file live side by side, each removed alone
+    both = kc.plan_text(after, WHERE, CONFIG)[0]
+    assert kc.plan_text(both, WHERE, ADMISSION, state='absent', component='apiServer')[0] == kc.plan_text(text, WHERE, CONFIG)[0]
+
+
+def test_another_admission_config_file_is_refused_by_name():
+    text = V1BETA4.replace('apiServer: {}', 'apiServer: {extraArgs: [{name: admission-control-config-file, value: /etc/psa.yaml}]}')
+    with pytest.raises(PlanError) as e:
+        kc.plan_text(text, WHERE, ADMISSION, component='apiServer')
+    assert "apiServer.extraArgs[0] is '/etc/psa.yaml', another file than %s" % ADMISSION in e.value.msg
+    assert 'kube-apiserver reads a single --admission-control-config-file' in e.value.msg
+    with pytest.raises(PlanError, match="component 'etcd' is not one this module knows"):
+        kc.Request(KUBECTL, ADMISSION, component='etcd')
+
+
 @pytest.mark.parametrize('config, mounts', [('relative.yaml', []), (CONFIG, ['/']), (CONFIG, ['/a\nb'])])
 def test_bad_paths_are_refused(config, mounts):
     with pytest.raises(PlanError, match='absolute path|hide the whole'):

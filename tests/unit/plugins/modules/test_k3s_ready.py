@@ -157,6 +157,15 @@ def test_timeout_names_the_last_reason(node, readyz, nodes, reason):
     assert r2['ready'] is False and r2['msg'] == r['msg']
 
 
+def test_without_a_node_name_only_the_api_server_is_waited_for(node):
+    node.readyz = lambda t: (1, '', REFUSED) if t < 10 else (0, 'ok', '')
+    node.nodes = lambda t: {}  # a control plane whose host registers no Node
+    r = module_ok(k3s_ready, {k: v for k, v in args().items() if k != 'node_name'})
+    assert r['ready'] and r['api_ready'] and not r['node_ready'] and r['attempts'] == 3 and r['node_name'] is None
+    assert r['msg'] == 'the API answers /readyz (after 3 looks, 10.0 s)'
+    assert not any('node' in c for c in node.calls)
+
+
 def test_node_not_ready_then_ready(node):
     node.nodes = lambda t: {'server-1': node_object('server-1', [NOT_READY if t < 30 else READY])}
     r = module_ok(k3s_ready, args(interval=10))
@@ -289,6 +298,7 @@ def test_forbidden_is_reported(node):
                       '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got []'),
     ({'kubectl': [K3S, '']}, 'kubectl must be the kubectl command as a list of non-empty words, for example '
                              "[/usr/local/bin/k3s, kubectl] (k3s_info returns it as \"kubectl\"); got ['/usr/local/bin/k3s', '']"),
+    ({'node_name': None, 'since': 5.0}, 'etcd_member, kubelet_version and since are read from a Node: give node_name with them'),
     ({'timeout': -1}, 'timeout must be 0 or more seconds, not -1'),
     ({'interval': 0}, 'interval must be more than 0 seconds when timeout is more than 0'),
 ])

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _pod_security
-from ansible_collections.baremetal.k3s.plugins.modules import pod_security_admission
+from ansible_collections.baremetal.k3s.plugins.modules import pod_security_admission, rollback
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok, run_module
@@ -37,6 +37,32 @@ def test_written_0600_then_left_alone_then_removed(node):
     gone = run(state='absent')
     assert gone['changed'] and gone['files'][0]['action'] == 'removed' and not node.exists(PATH)
     assert not run(state='absent')['changed']
+
+
+def test_settings_as_one_mapping_give_the_same_bytes_and_are_refused_by_their_name(node):
+    run()
+    data = node.read(PATH)
+    same = module_ok(pod_security_admission, {'path': PATH, 'settings': {'enforce': 'restricted', 'warn': 'restricted'},
+                                              'settings_name': 'k3s_server_pod_security'})
+    assert not same['changed'] and node.read(PATH) == data
+    for given, words in (({'enforce': 'strict'}, "k3s_server_pod_security.enforce 'strict' is not a PodSecurity level"),
+                         ({'enforce': 'restricted', 'mode': 'x'}, 'unknown key k3s_server_pod_security.mode')):
+        msg = module_fail(pod_security_admission, {'path': PATH, 'settings': given, 'settings_name': 'k3s_server_pod_security'})
+        assert words in msg and 'Nothing was changed' in msg and node.read(PATH) == data
+    both = module_fail(pod_security_admission, {'path': PATH, 'settings': {}, 'enforce': 'baseline'})
+    assert 'mutually exclusive' in both
+
+
+def test_a_backup_lets_rollback_put_the_previous_settings_back(node):
+    first = run()['files']
+    before = node.read(PATH)
+    changed = run(enforce='baseline', backup=True)['files']
+    kept = changed[0]['backup_file']
+    assert changed[0]['action'] == 'modified' and node.read(kept) == before and node.mode(kept) == 0o600
+    back = module_ok(rollback, {'files': changed})
+    assert back['restored'] == [PATH] and node.read(PATH) == before and not node.exists(kept)
+    gone = module_ok(rollback, {'files': first})  # the first run created it: its rollback removes it
+    assert gone['restored'] == [PATH] and not node.exists(PATH)
 
 
 def test_a_taken_over_mode_is_put_back_to_0600(node):
