@@ -71,7 +71,7 @@ def validate(params):
                          '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (kubectl,))
     name = params.get('node_name')
     if name is not None:
-            _names.check('node_name', name, _names.DNS_SUBDOMAIN, ReadyError, what='a Kubernetes node name',
+        _names.check('node_name', name, _names.DNS_SUBDOMAIN, ReadyError, what='a Kubernetes node name',
                      hint='give the name the node registers with, in lower case (k3s_info returns it as "node_name")')
     elif params.get('etcd_member') or params.get('kubelet_version') is not None or params.get('since') is not None:
         raise ReadyError('etcd_member, kubelet_version and since are read from a Node: give node_name with them')
