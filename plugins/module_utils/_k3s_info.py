@@ -406,6 +406,16 @@ def file_facts(view, paths, warnings):
     return out
 
 
+# The options of baremetal.k3s.k3s_info, kept here so that k3s_preflight's ``read`` takes and checks the same ones.
+ARGUMENT_SPEC = dict(
+    platform=dict(type='str', default='auto', choices=['auto'] + _platform.names()),
+    service=dict(type='str'),
+    manifest_path=dict(type='path'),
+    scratch_dirs=dict(type='list', elements='path', default=[]),
+    sha256_files=dict(type='list', elements='path', default=[]),
+)
+
+
 def gather(view, params, found=None):
     """The Plan (no changes; facts = the module's result) for ``params`` (platform, service, manifest_path,
     scratch_dirs, sha256_files).

@@ -11,8 +11,12 @@
 space of the file system that holds (or will hold) k3s's data directory, the cgroup version
 and its memory controller, and which of k3s's TCP ports something already listens on - and
 returns a Plan without changes whose ``facts`` hold every measured value and *every* problem
-found, so that one run names them all. Parsers (``parse_proc_net_tcp``, ``parse_proc_cgroups``)
-take text and do no I/O. Pure standard library; no Ansible import.
+found, so that one run names them all. ``read_and_check(view, params, read)`` reads the node
+first as ``baremetal.k3s.k3s_info`` does (``_k3s_info.gather``, ``read`` its options) and returns
+that read as ``node`` beside the checks (``params['checks']`` false: the read alone), the checks
+taking from it what they are not given (whether k3s is installed, its data dir): one module run
+for both. Parsers (``parse_proc_net_tcp``, ``parse_proc_cgroups``) take text and do no I/O.
+Pure standard library; no Ansible import.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import re
 import socket
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_config as k3s_config
+from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_info as k3s_info
 from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _registries as registries
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service
@@ -192,19 +197,47 @@ def _ports(params, default):
     return out
 
 
-def check(view, params):
-    """The Plan (no changes) of ``baremetal.k3s.k3s_preflight``: measured values and every problem."""
+def read_and_check(view, params, read=None, found=None):
+    """The Plan (no changes) of ``baremetal.k3s.k3s_preflight`` with its ``read``: the node read as
+    ``baremetal.k3s.k3s_info`` reads it (``read``: its options, checked; None: no read) in ``node``, exactly that
+    module's result, then the checks of ``check`` unless ``params['checks']`` is false (then only ``hostname`` beside
+    ``node``). ``found`` (a set: the module's ``no_log_values``) receives the secret values the read meets."""
+    facts, warnings = {}, []
+    node = None
+    if read is not None:
+        got = k3s_info.gather(view, read, found)
+        node = dict(got.facts, changed=False)
+        warnings.extend(got.warnings)
+    if params.get('checks', True):
+        checked = check(view, params, node)
+        facts.update(checked.facts)
+        warnings.extend(checked.warnings)
+    else:
+        facts['hostname'] = view.hostname()
+    if node is not None:
+        facts['node'] = node
+    return Plan(facts=facts, warnings=warnings)
+
+
+def check(view, params, node=None):
+    """The Plan (no changes) of ``baremetal.k3s.k3s_preflight``: measured values and every problem.
+
+    ``node``: the node as ``baremetal.k3s.k3s_info`` read it, or None; ``fresh`` not given is then whether it found
+    nothing installed, ``data_dir`` not given the data dir it found.
+    """
     role = params.get('role') or 'server'
     req = role_defaults(role)
     min_cpus = _int_option(params, 'min_cpus', req['cpus'])
     min_memory_mb = _int_option(params, 'min_memory_mb', req['memory_mb'])
     min_disk_mb = _int_option(params, 'min_disk_mb', req['disk_mb'])
     ports = _ports(params, req['ports'])
-    data_dir = params.get('data_dir') or DEFAULT_DATA_DIR
+    found_dir = (node or {}).get('data_dir') or ''
+    data_dir = params.get('data_dir') or (found_dir if os.path.isabs(found_dir) else '') or DEFAULT_DATA_DIR
     if not os.path.isabs(data_dir):
         raise PlanError('data_dir %r must be an absolute path' % (data_dir,))
     data_dir = os.path.normpath(data_dir)
-    fresh = bool(params.get('fresh'))
+    fresh = params.get('fresh')
+    fresh = bool(fresh) if fresh is not None else (node is not None and not node.get('installed'))
     joins = params.get('joins') or ''
     who = 'a k3s %s' % role
     problems = []

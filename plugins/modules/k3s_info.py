@@ -500,16 +500,10 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_info as k3s_info
-from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
-ARGUMENT_SPEC = dict(
-    platform=dict(type='str', default='auto', choices=['auto'] + _platform.names()),
-    service=dict(type='str'),
-    manifest_path=dict(type='path'),
-    scratch_dirs=dict(type='list', elements='path', default=[]),
-    sha256_files=dict(type='list', elements='path', default=[]),
-)
+# in module_utils: k3s_preflight's read takes the same options
+ARGUMENT_SPEC = k3s_info.ARGUMENT_SPEC
 
 
 def main():

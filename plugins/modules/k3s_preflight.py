@@ -26,6 +26,10 @@ description:
   - Names each of O(variables) that starts with the prefix of one of the collection's roles and is no variable of
     theirs nor of a playbook the collection ships, with the nearest name, in a warning (a misspelt option is otherwise
     ignored in silence).
+  - With O(read) it first reads the node as M(baremetal.k3s.k3s_info) does, in the same module run, and returns that
+    read as RV(node); the checks take from it whether k3s is installed (O(fresh)) and its data directory (O(data_dir)).
+    With O(checks=false) it only reads - the roles C(baremetal.k3s.k3s_server) and C(baremetal.k3s.k3s_agent) read and
+    check each node with one module run, and only read it when their preflight phase does not run.
   - Never changes the node.
 author:
   - baremetal.k3s contributors (@baremetal)
@@ -61,8 +65,9 @@ options:
     description:
       - k3s's data directory (C(--data-dir)). When it does not exist yet, the free space is measured at its nearest
         existing parent, the file system it will be created on.
+      - Not given - the one O(read) found (RV(baremetal.k3s.k3s_info#module:data_dir) of RV(node)), else
+        C(/var/lib/rancher/k3s).
     type: path
-    default: /var/lib/rancher/k3s
   ports:
     description:
       - TCP ports k3s listens on, checked with O(fresh=true).
@@ -75,8 +80,8 @@ options:
       - Whether k3s is not installed yet (M(baremetal.k3s.k3s_info) RV(baremetal.k3s.k3s_info#module:installed) is
         false). Only then are O(ports) checked - a running k3s holds its ports itself. RV(ports_in_use) is reported either
         way.
+      - Not given - whether O(read) found nothing installed; V(false) without O(read).
     type: bool
-    default: false
   fail:
     description:
       - V(true) - fail when a problem is found, with every problem in one message.
@@ -135,11 +140,39 @@ options:
     type: list
     elements: str
     default: []
+  read:
+    description:
+      - The options of M(baremetal.k3s.k3s_info) (O(baremetal.k3s.k3s_info#module:platform),
+        O(baremetal.k3s.k3s_info#module:service), O(baremetal.k3s.k3s_info#module:manifest_path),
+        O(baremetal.k3s.k3s_info#module:scratch_dirs), O(baremetal.k3s.k3s_info#module:sha256_files)), checked as that
+        module checks them - read the node as it does, before the checks and in the same module run, and return that
+        read as RV(node).
+      - The secret values the read meets are masked in every output, as M(baremetal.k3s.k3s_info) masks them.
+      - Not given - the node is not read.
+    type: dict
+  checks:
+    description:
+      - Whether the checks run.
+      - V(false) - only O(read), which must be given; the result is RV(node) and RV(hostname), and O(fail) does not apply.
+    type: bool
+    default: true
+  checks_tag:
+    description:
+      - Run the checks only where a task with this tag would run in this task's place - the tag and the tags the task
+        inherits (its blocks', its role's, its play's; not its own) against the run's C(--tags) and C(--skip-tags), as
+        Ansible selects tasks. Where it would not, O(checks) is V(false).
+      - For a task tagged C(always) that reads the node whatever the run's tags and checks it only in the phase of the
+        checks - the roles give V(preflight), so that C(--skip-tags preflight) or C(--tags configure) read the node and
+        check nothing.
+      - Resolved on the controller (the module's action plugin); not given - O(checks) alone decides.
+    type: str
 notes:
   - Everything is read from C(/proc) and C(/sys) - C(/sys/devices/system/cpu/online), C(/proc/cpuinfo), C(/proc/meminfo),
     C(/sys/fs/cgroup/cgroup.controllers) (cgroup v2) or C(/proc/cgroups) (v1), C(/proc/net/tcp) and C(/proc/net/tcp6)
     (sockets in state C(LISTEN) of the host's network namespace) - and statvfs; no command is run.
   - Limits of a container (cgroup CPU or memory limits) are not taken into account; the host's values are reported.
+  - O(read) reads what M(baremetal.k3s.k3s_info) reads, and runs the commands it runs (C(systemctl show),
+    C(<binary> --version)).
 seealso:
   - module: baremetal.k3s.k3s_info
   - module: baremetal.k3s.k3s_ready
@@ -151,6 +184,14 @@ EXAMPLES = r'''
     role: server
     fresh: true
     ports: [6443, 10250, 2379, 2380]
+
+- name: Read the node as k3s_info does and check it, in one module run; the read is in node_check.node
+  baremetal.k3s.k3s_preflight:
+    role: agent
+    read:
+      platform: k3s
+      service: k3s-agent
+  register: node_check
 
 - name: Collect the problems of every host, then stop once with all of them
   baremetal.k3s.k3s_preflight:
@@ -169,12 +210,12 @@ EXAMPLES = r'''
 RETURN = r'''
 ok:
   description: Whether no problem was found.
-  returned: always
+  returned: when the checks run (O(checks))
   type: bool
   sample: false
 problems:
   description: Every problem found, in the order of the checks (cpus, memory, disk, cgroup, ports, datastore, selinux, registries).
-  returned: always
+  returned: when the checks run (O(checks))
   type: list
   elements: dict
   contains:
@@ -187,7 +228,7 @@ problems:
   sample: [{check: memory, msg: "1500 MB of memory (MemTotal); a k3s server needs 2048 MB installed (min_memory_mb), that is a MemTotal of at least 1843 MB"}]
 msg:
   description: One line with every problem (the failure message with O(fail=true)), or that there is none.
-  returned: always
+  returned: when the checks run (O(checks))
   type: str
   sample: "k3s preflight of node-1 (server): no problems"
 hostname:
@@ -197,42 +238,42 @@ hostname:
   sample: node-1
 role:
   description: O(role).
-  returned: always
+  returned: when the checks run (O(checks))
   type: str
   sample: server
 fresh:
-  description: O(fresh).
-  returned: always
+  description: O(fresh) - given, or whether O(read) found nothing installed.
+  returned: when the checks run (O(checks))
   type: bool
   sample: true
 cpus:
   description: CPUs online; null when they cannot be counted.
-  returned: always
+  returned: when the checks run (O(checks))
   type: int
   sample: 4
 memory_mb:
   description: C(MemTotal) in MiB; null when unknown.
-  returned: always
+  returned: when the checks run (O(checks))
   type: int
   sample: 7962
 disk_free_mb:
   description: MiB available on the file system of RV(disk_path); null when unknown.
-  returned: always
+  returned: when the checks run (O(checks))
   type: int
   sample: 51200
 disk_path:
   description: Where the free space was measured - O(data_dir), or its nearest existing parent.
-  returned: always
+  returned: when the checks run (O(checks))
   type: str
   sample: /var/lib
 data_dir:
-  description: O(data_dir).
-  returned: always
+  description: O(data_dir) - given, or the one O(read) found, or the default.
+  returned: when the checks run (O(checks))
   type: str
   sample: /var/lib/rancher/k3s
 cgroup:
   description: The cgroup hierarchy.
-  returned: always
+  returned: when the checks run (O(checks))
   type: dict
   contains:
     version:
@@ -244,40 +285,40 @@ cgroup:
   sample: {version: v2, memory: true}
 ports:
   description: The ports checked (O(ports) or the role's).
-  returned: always
+  returned: when the checks run (O(checks))
   type: list
   elements: int
   sample: [6443, 10250]
 ports_in_use:
   description: The ports of RV(ports) that a TCP socket listens on now (IPv4 or IPv6), whatever O(fresh).
-  returned: always
+  returned: when the checks run (O(checks))
   type: list
   elements: int
   sample: [10250]
 min_cpus:
   description: The CPU threshold applied.
-  returned: always
+  returned: when the checks run (O(checks))
   type: int
   sample: 2
 min_memory_mb:
   description: The memory threshold applied (installed memory; see O(min_memory_mb)).
-  returned: always
+  returned: when the checks run (O(checks))
   type: int
   sample: 2048
 min_disk_mb:
   description: The disk threshold applied.
-  returned: always
+  returned: when the checks run (O(checks))
   type: int
   sample: 4096
 selinux:
   description: C(enforcing) (true, false, or null when C(/sys/fs/selinux/enforce) holds something else) and C(configured)
     (whether k3s runs with C(selinux); null when SELinux does not enforce and O(selinux) was not given).
-  returned: always
+  returned: when the checks run (O(checks))
   type: dict
   sample: {enforcing: true, configured: false}
 datastore:
   description: What a server keeps under O(data_dir) (empty for an agent).
-  returned: always
+  returned: when the checks run (O(checks))
   type: dict
   contains:
     kind:
@@ -295,7 +336,7 @@ datastore:
   sample: {kind: sqlite, path: /var/lib/rancher/k3s/server/db/state.db, cluster: K10f3c5..., foreign: false}
 unknown_variables:
   description: Each of O(variables) with a role's prefix that the collection does not know, with the nearest name it does.
-  returned: always
+  returned: when the checks run (O(checks))
   type: list
   elements: dict
   contains:
@@ -306,11 +347,24 @@ unknown_variables:
       description: The nearest variable of the collection; empty when none is near.
       type: str
   sample: [{name: k3s_agent_confg, nearest: k3s_agent_config}]
+node:
+  description:
+    - The node as O(read) read it - exactly the result of M(baremetal.k3s.k3s_info) with those options (its return
+      values, RV(baremetal.k3s.k3s_info#module:installed), RV(baremetal.k3s.k3s_info#module:active),
+      RV(baremetal.k3s.k3s_info#module:pending), RV(baremetal.k3s.k3s_info#module:scratch_left)...), read before the
+      checks.
+  returned: when O(read) is given
+  type: dict
+  sample: {changed: false, installed: true, platform: k3s, init: systemd, service: k3s-agent, node_role: agent, active: true,
+           enabled: true, data_dir: /var/lib/rancher/k3s, node_name: agent-1, pending: [], scratch_left: [], sha256_files: []}
 '''
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.errors import UnsupportedError
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_info as k3s_info
 from ansible_collections.baremetal.k3s.plugins.module_utils import _preflight as preflight
 from ansible_collections.baremetal.k3s.plugins.module_utils import _registries as registries
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
@@ -322,9 +376,9 @@ ARGUMENT_SPEC = dict(
     min_cpus=dict(type='int'),
     min_memory_mb=dict(type='int'),
     min_disk_mb=dict(type='int'),
-    data_dir=dict(type='path', default=preflight.DEFAULT_DATA_DIR),
+    data_dir=dict(type='path'),
     ports=dict(type='list', elements='int'),
-    fresh=dict(type='bool', default=False),
+    fresh=dict(type='bool'),
     fail=dict(type='bool', default=True),
     joins=dict(type='str', default=''),
     join_cluster=dict(type='str', default=''),
@@ -333,6 +387,11 @@ ARGUMENT_SPEC = dict(
     selinux=dict(type='bool'),
     registries=dict(type='raw'),
     registries_take_over=dict(type='bool', default=False),
+    # k3s_info's options, checked against its spec (_k3s_info.ARGUMENT_SPEC) in main
+    read=dict(type='dict'),
+    checks=dict(type='bool', default=True),
+    # resolved by the action plugin (plugins/action/k3s_preflight.py) into checks; accepted here for its documentation
+    checks_tag=dict(type='str'),
 )
 
 
@@ -347,17 +406,31 @@ class Module(_secrets.MaskedLog, AnsibleModule):
     add_secrets = hide_secrets
 
 
+def read_options(module):
+    """O(read) checked against k3s_info's own argument spec, its defaults filled in; None when not given."""
+    given = module.params['read']
+    if given is None:
+        return None
+    checked = ArgumentSpecValidator(k3s_info.ARGUMENT_SPEC).validate(given)
+    if checked.error_messages:
+        module.fail_json(msg='read: %s' % '; '.join(('unsupported parameters %s' if isinstance(e, UnsupportedError) else '%s')
+                                                    % e.msg for e in checked.errors))
+    return checked.validated_parameters
+
+
 def main():
-    module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, required_if=[('checks', False, ('read',))])
     hide_secrets(module)
+    read = read_options(module)
     try:
-        plan = preflight.check(_io.node_view(module), module.params)
+        # the read's secret values (--token, K3S_TOKEN...) go to no_log_values, as k3s_info's: masked everywhere
+        plan = preflight.read_and_check(_io.node_view(module), module.params, read, module.no_log_values)
     except PlanError as e:
         module.fail_json(msg=e.msg, **e.details)
     except ViewError as e:
         module.fail_json(msg=str(e))
     result = _io.report(module, plan)
-    if module.params['fail'] and not result['ok']:
+    if module.params['checks'] and module.params['fail'] and not result['ok']:
         module.fail_json(**result)
     module.exit_json(**result)
 

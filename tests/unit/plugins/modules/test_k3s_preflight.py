@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _preflight
-from ansible_collections.baremetal.k3s.plugins.modules import k3s_preflight
+from ansible_collections.baremetal.k3s.plugins.modules import k3s_info, k3s_preflight
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_fail, module_ok, run_module
@@ -472,3 +472,115 @@ def test_registries_the_role_is_to_write_are_checked_first(node, registries, fil
         assert r['msg'].endswith('. Fix them.') and 'min_cpus' not in r['msg'], r['msg']
     # the preflight writes nothing
     assert not node.exists('/etc/rancher/k3s/registries.yaml') or '/etc/rancher/k3s/registries.yaml' in files
+
+
+# -- read: the node as k3s_info reads it, in the same module run -----------------------------------------------------
+def agent_node(node, data_dir=None, pid=4242):
+    """A healthy host running a k3s agent (systemd), its kubelet port taken by it; with its own data dir when given."""
+    healthy(node)
+    node.install(command='agent', args=['--server', 'https://10.0.0.1:6443'] + (['--data-dir', data_dir] if data_dir else []))
+    node.service('k3s-agent', pid=pid, UnitFileState='enabled')
+    node.write('/proc/net/tcp6', tcp((V6_ANY, 10250, LISTEN)))
+    node.write('/usr/local/bin/k3s', 'binary\n', 0o755)
+    node.makedirs('/usr/local/bin/.baremetal-k3s-upgrade.q1')
+    return node
+
+
+READ = {'platform': 'k3s', 'service': 'k3s-agent', 'scratch_dirs': ['/usr/local/bin', '/tmp'],
+        'sha256_files': ['/usr/local/bin/k3s']}
+
+
+@pytest.mark.parametrize('checks', [True, False])
+@pytest.mark.parametrize('installed', [True, False])
+def test_the_read_is_k3s_infos_result(node, checks, installed):
+    """node is exactly what k3s_info returns with the same options on the same node, whether the checks run or not."""
+    if installed:
+        agent_node(node)
+    else:
+        healthy(node)
+    info = module_ok(k3s_info, READ)
+    r = module_ok(k3s_preflight, {'role': 'agent', 'read': READ, 'checks': checks})
+    warnings = info.pop('warnings')
+    assert r['node'] == info
+    assert r['warnings'] == warnings  # the read's (none on this node), the checks' (none)
+    assert r['node']['installed'] is installed
+    if installed:
+        assert r['node']['active'] is True and r['node']['node_role'] == 'agent'
+        assert [d['path'] for d in r['node']['scratch_left']] == ['/usr/local/bin/.baremetal-k3s-upgrade.q1']
+        assert r['node']['sha256_files'][0]['exists'] is True
+    assert r['hostname'] == 'node-1'
+
+
+def test_read_only_runs_no_check(node):
+    """checks: false - the read alone: no measurement, no problem, even on a host that would fail every check, and
+    fail does not apply."""
+    healthy(node)
+    for what in ('cpus', 'memory', 'disk', 'cgroup-v1', 'port-v6'):
+        _break(node, what)
+    r = module_ok(k3s_preflight, {'role': 'agent', 'read': READ, 'checks': False, 'fail': True})
+    assert set(r) == {'node', 'hostname', 'changed', 'warnings'} and r['changed'] is False
+    assert r['node']['installed'] is False
+    assert node.statvfs_calls == []  # nothing measured
+    # the checks alone need no read; a read alone needs one
+    assert module_fail(k3s_preflight, {'checks': False}) == 'checks is False but all of the following are missing: read'
+
+
+def test_read_and_checks_in_one_run(node):
+    """The read and every check: a problem fails the run with the read in its result."""
+    agent_node(node)
+    _break(node, 'disk')
+    failed, r = run_module(k3s_preflight, {'role': 'agent', 'read': READ})
+    assert failed and [p['check'] for p in r['problems']] == ['disk']
+    assert r['node']['installed'] is True and r['node']['service'] == 'k3s-agent'
+    r = module_ok(k3s_preflight, {'role': 'agent', 'read': READ, 'fail': False})
+    assert r['ok'] is False and r['node']['installed'] is True
+
+
+def test_fresh_comes_from_the_read(node):
+    """Not given, fresh is whether the read found k3s not installed: a running agent holds its own port; before the
+    install the same listener is a problem. Given, fresh is as given."""
+    agent_node(node)
+    r = module_ok(k3s_preflight, {'role': 'agent', 'read': READ})
+    assert r['fresh'] is False and r['ok'] and r['ports_in_use'] == [10250]
+    r = module_ok(k3s_preflight, {'role': 'agent', 'read': READ, 'fresh': True, 'fail': False})
+    assert r['fresh'] is True and [p['check'] for p in r['problems']] == ['ports']
+    node.unlink('/etc/systemd/system/k3s-agent.service')
+    r = module_ok(k3s_preflight, {'role': 'agent', 'read': READ, 'fail': False})
+    assert r['node']['installed'] is False and r['fresh'] is True
+    assert [p['msg'] for p in r['problems']] == [SERVER_MSGS['port-v6'].split(': ', 1)[1]]
+    # without a read, fresh is false unless given
+    assert module_ok(k3s_preflight, {'role': 'agent'})['fresh'] is False
+
+
+def test_data_dir_comes_from_the_read(node):
+    """Not given, data_dir is the one the read found (the agent's --data-dir); given, it is as given; without either,
+    k3s's default."""
+    agent_node(node, data_dir='/srv/k3s')
+    node.makedirs('/srv/k3s')
+    node.filesystem('/srv', 100)
+    r = module_ok(k3s_preflight, {'role': 'agent', 'read': READ, 'fail': False})
+    assert r['node']['data_dir'] == '/srv/k3s' and r['data_dir'] == '/srv/k3s' and r['disk_free_mb'] == 100
+    assert [p['check'] for p in r['problems']] == ['disk']
+    r = module_ok(k3s_preflight, {'role': 'agent', 'read': READ, 'data_dir': '/var/lib/rancher/k3s'})
+    assert r['data_dir'] == '/var/lib/rancher/k3s' and r['disk_free_mb'] == 50000
+    assert module_ok(k3s_preflight, {'role': 'agent'})['data_dir'] == '/var/lib/rancher/k3s'
+
+
+@pytest.mark.parametrize('read, message', [
+    ({'platform': 'k8s'}, 'read: value of platform must be one of: auto, k3s, rke2, kubeadm, got: k8s'),
+    ({'services': 'k3s'}, 'read: unsupported parameters services. Supported parameters include: manifest_path, platform, '
+                          'scratch_dirs, service, sha256_files'),
+    ({'scratch_dirs': ['relative']}, 'scratch_dirs: relative is not an absolute path'),
+])
+def test_read_options_are_k3s_infos(node, read, message):
+    """read is checked as k3s_info checks its options, and refused as k3s_info refuses them."""
+    healthy(node)
+    msg = module_fail(k3s_preflight, {'read': read, 'fail': False})
+    assert message in msg, msg
+    assert module_fail(k3s_info, read).split(': ')[-1] in msg
+
+
+def test_checks_tag_is_the_action_plugins(node):
+    """checks_tag is resolved on the controller; the module takes it and leaves the checks to checks."""
+    healthy(node)
+    assert module_ok(k3s_preflight, {'checks_tag': 'preflight'})['ok'] is True

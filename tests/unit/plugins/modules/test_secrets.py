@@ -365,6 +365,20 @@ def test_k3s_info_refusal(node, capsys):
     assert_hidden(text, value)
 
 
+@pytest.mark.parametrize('checks', [True, False])
+def test_k3s_preflight_read(node, capsys, checks):
+    """k3s_preflight's read is k3s_info's: the secrets it meets on the node are nowhere in its result, with the checks or
+    without them."""
+    secret_node(node)
+    node.write('/proc/sys/kernel/hostname', 'node-1\n')
+    node.hostname = None
+    failed, result, text = run(k3s_preflight, {'read': {'service': 'k3s'}, 'checks': checks, 'fail': False}, capsys,
+                               diff=False)
+    assert not failed and result['node']['installed'] and PLAIN in result['node']['argv'], text
+    assert '(hidden)' in result['node']['argv'] and ('problems' in result) is checks
+    assert_hidden(text, *NODE_SECRETS.values())
+
+
 # -- rollback -------------------------------------------------------------------------------------------------------------
 def test_rollback_of_files_with_secrets(node, capsys):
     """A run that changed the unit, its env file and a config drop-in is undone: the diff shows every file."""
