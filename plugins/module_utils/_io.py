@@ -310,13 +310,15 @@ class Part(object):
         self.plan, self.keys, self.paths, self.apply_args = plan, list(keys), list(paths), dict(apply_args or {})
 
 
-def locked_apply_all(module, parts):
+def locked_apply_all(module, parts, done=None):
     """:func:`locked_apply` for several writes in one module run: every part planned under one set of locks (all of
     their keys and files), then each applied in order, and a list of their results returned. A part whose plan
     refuses (PlanError), cannot read, or would write through a link the policy refuses (ApplyError, :func:`check_plan`)
     stops the run before any part is written; a write that fails puts
-    back its own part's files, and the parts applied before it stay written (as separate module runs would leave them).
+    back its own part's files, and the parts applied before it stay written (as separate module runs would leave them):
+    ``done``, a list the caller gives, holds their results then (each part's result is appended as it is applied).
     """
+    done = [] if done is None else done
     keys = list(dict.fromkeys(k for part in parts for k in part.keys))
     paths = list(dict.fromkeys(p for part in parts for p in part.paths if isinstance(p, str) and os.path.isabs(p)))
     for dummy in range(RELOCKS):
@@ -330,7 +332,9 @@ def locked_apply_all(module, parts):
                 if len(planned) > 1:
                     for p in planned:  # the links every part would write through, refused before any part is written
                         check_plan(p)
-                return [apply(module, p, **part.apply_args) for part, p in zip(parts, planned)]
+                for part, p in zip(parts, planned):
+                    done.append(apply(module, p, **part.apply_args))
+                return done
         paths += [p for p in missing if p not in paths]
     raise ApplyError('the files this run writes kept changing while it planned (%s); nothing was changed. Run again.'
                      % ', '.join(paths))

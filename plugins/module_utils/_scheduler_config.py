@@ -39,6 +39,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_co
 from ansible_collections.baremetal.k3s.plugins.module_utils import _url
 from ansible_collections.baremetal.k3s.plugins.module_utils import _yamledit as yamledit
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
 
 HAS_YAML = goyaml.HAS_YAML
 YAML_IMPORT_ERROR = goyaml.YAML_IMPORT_ERROR
@@ -1819,3 +1820,98 @@ def _final_check(text, kubernetes_version, files):
         raise SchedulerConfigError(
             'refusing to write a scheduler config that kube-scheduler would reject (a k3s/RKE2 server shuts down on it): %s'
             % '; '.join(errors), errors)
+
+
+# -- the module's options, and its write as one part of a module run -----------------------------
+# scheduler_config's options, here so that a module that writes the scheduler config together with other files
+# (scheduler_files) checks them as scheduler_config does.
+TLS_SPEC = dict(
+    insecure=dict(type='bool'),
+    server_name=dict(type='str'),
+    cert_file=dict(type='path'),
+    key_file=dict(type='path'),
+    ca_file=dict(type='path'),
+    cert_data=dict(type='str'),
+    key_data=dict(type='str', no_log=True),
+    ca_data=dict(type='str'),
+)
+EXTENDER_SPEC = dict(
+    url_prefix=dict(type='str', required=True),
+    filter_verb=dict(type='str'),
+    prioritize_verb=dict(type='str'),
+    preempt_verb=dict(type='str'),
+    bind_verb=dict(type='str'),
+    weight=dict(type='int'),
+    enable_https=dict(type='bool'),
+    tls_config=dict(type='dict', options=TLS_SPEC),
+    http_timeout=dict(type='str'),
+    node_cache_capable=dict(type='bool'),
+    managed_resources=dict(type='list', elements='dict', options=dict(
+        name=dict(type='str', required=True),
+        ignored_by_scheduler=dict(type='bool'),
+    )),
+    ignorable=dict(type='bool'),
+)
+ARGUMENT_SPEC = dict(
+    path=dict(type='path', required=True),
+    state=dict(type='str', default='present', choices=['present', 'absent', 'converted']),
+    name=dict(type='str', default=DEFAULT_NAME),
+    extender=dict(type='dict', options=EXTENDER_SPEC),
+    extenders=dict(type='list', elements='dict', options=dict(name=dict(type='str', required=True), **EXTENDER_SPEC)),
+    api_version=dict(type='str', default='auto', choices=['auto', 'v1', 'v1beta3', 'v1beta2', 'v1beta1']),
+    kubernetes_version=dict(type='str'),
+    convert_api_version=dict(type='bool', default=False),
+    kubeconfig=dict(type='path'),
+    leader_elect=dict(type='bool', default=True),
+    backup=dict(type='bool', default=False),
+    backup_dir=dict(type='path', default='/var/backups/baremetal-k3s'),
+)
+MUTUALLY_EXCLUSIVE = [('extender', 'extenders'), ('name', 'extenders')]
+REQUIRED_IF = [('state', 'present', ('extender', 'extenders'), True),
+               ('state', 'absent', ('extender', 'extenders'), True)]
+
+
+def key_data_secrets(params):
+    """The private keys given inline (tls_config.key_data) of ``params``' extender or extenders, as given."""
+    found = []
+    extenders = [params.get('extender')] + list(params.get('extenders') or [])
+    for extender in extenders:
+        tls = extender.get('tls_config') if isinstance(extender, dict) else None
+        if isinstance(tls, dict) and isinstance(tls.get('key_data'), str) and tls['key_data']:
+            found.append(tls['key_data'])
+    return found
+
+
+def lock_paths(view, params):
+    """The files a write of ``params`` locks before planning: the scheduler config and the record of our entries."""
+    try:
+        record = record_path(view.realpath(params['path']))
+    except (TypeError, AttributeError, ViewError, OSError):
+        record = None  # not an absolute path: the plan refuses it
+    return [params['path'], record]
+
+
+def wants_backup(view, params):
+    """Whether the write keeps a backup: asked for, or the existing file is converted to v1 (the backup is what a
+    rollback puts back)."""
+    if params['backup']:
+        return True
+    if not params['convert_api_version']:
+        return False
+    path = params['path']
+    if not path or not path.startswith('/') or view.isdir(path):
+        return False  # refused by the plan
+    try:
+        before = view.read(path)
+    except (OSError, ValueError):
+        return False  # the plan reads it again and says why it cannot
+    return would_convert(before, params['kubernetes_version'])
+
+
+def checked_plan(view, params, backup):
+    """:func:`plan`, refused when the file changed meanwhile so that it now needs a conversion without a backup."""
+    planned = plan(view, params)
+    if planned.facts.get('conversion') and not backup:
+        raise PlanError('%s changed while this run looked at it (it now needs converting to v1, which is done only with '
+                        'a backup); nothing was changed. Run again.' % params['path'])
+    return planned

@@ -49,6 +49,19 @@ from ansible_collections.baremetal.k3s.plugins.module_utils._systemd_unit import
 DEFAULT_DROPIN_NAME = '99-baremetal-k3s.conf'
 DEFAULT_CONFIG_NAME = '99-baremetal-k3s-scheduler.yaml'
 MARKER = '# Managed by baremetal.k3s.k3s_service_arg'
+
+# k3s_service_arg's options, here so that a module that passes the flag together with other writes (scheduler_files)
+# checks them as k3s_service_arg does.
+ARGUMENT_SPEC = dict(
+    arg=dict(type='str', required=True),
+    state=dict(type='str', default='present', choices=['present', 'absent']),
+    method=dict(type='str', default='auto', choices=['auto', 'unit', 'dropin', 'config']),
+    service=dict(type='str'),
+    path=dict(type='path'),
+    backup=dict(type='bool', default=False),
+    dropin_name=dict(type='str', default=DEFAULT_DROPIN_NAME),
+    config_name=dict(type='str', default=DEFAULT_CONFIG_NAME),
+)
 LOCK_PREFIX = 'service-'
 
 

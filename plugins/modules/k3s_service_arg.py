@@ -269,16 +269,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service_arg as service_arg
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
-ARGUMENT_SPEC = dict(
-    arg=dict(type='str', required=True),
-    state=dict(type='str', default='present', choices=['present', 'absent']),
-    method=dict(type='str', default='auto', choices=['auto', 'unit', 'dropin', 'config']),
-    service=dict(type='str'),
-    path=dict(type='path'),
-    backup=dict(type='bool', default=False),
-    dropin_name=dict(type='str', default=service_arg.DEFAULT_DROPIN_NAME),
-    config_name=dict(type='str', default=service_arg.DEFAULT_CONFIG_NAME),
-)
+ARGUMENT_SPEC = service_arg.ARGUMENT_SPEC
 
 
 def hide_secrets(module):

@@ -483,98 +483,35 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
 from ansible_collections.baremetal.k3s.plugins.module_utils import _static_pod as sp
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
-from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
 
-TLS_SPEC = dict(
-    insecure=dict(type='bool'),
-    server_name=dict(type='str'),
-    cert_file=dict(type='path'),
-    key_file=dict(type='path'),
-    ca_file=dict(type='path'),
-    cert_data=dict(type='str'),
-    key_data=dict(type='str', no_log=True),
-    ca_data=dict(type='str'),
-)
-EXTENDER_SPEC = dict(
-    url_prefix=dict(type='str', required=True),
-    filter_verb=dict(type='str'),
-    prioritize_verb=dict(type='str'),
-    preempt_verb=dict(type='str'),
-    bind_verb=dict(type='str'),
-    weight=dict(type='int'),
-    enable_https=dict(type='bool'),
-    tls_config=dict(type='dict', options=TLS_SPEC),
-    http_timeout=dict(type='str'),
-    node_cache_capable=dict(type='bool'),
-    managed_resources=dict(type='list', elements='dict', options=dict(
-        name=dict(type='str', required=True),
-        ignored_by_scheduler=dict(type='bool'),
-    )),
-    ignorable=dict(type='bool'),
-)
-ARGUMENT_SPEC = dict(
-    path=dict(type='path', required=True),
-    state=dict(type='str', default='present', choices=['present', 'absent', 'converted']),
-    name=dict(type='str', default=sc.DEFAULT_NAME),
-    extender=dict(type='dict', options=EXTENDER_SPEC),
-    extenders=dict(type='list', elements='dict', options=dict(name=dict(type='str', required=True), **EXTENDER_SPEC)),
-    api_version=dict(type='str', default='auto', choices=['auto', 'v1', 'v1beta3', 'v1beta2', 'v1beta1']),
-    kubernetes_version=dict(type='str'),
-    convert_api_version=dict(type='bool', default=False),
-    kubeconfig=dict(type='path'),
-    leader_elect=dict(type='bool', default=True),
-    backup=dict(type='bool', default=False),
-    backup_dir=dict(type='path', default='/var/backups/baremetal-k3s'),
-)
+# the options live with the logic (module_utils/_scheduler_config.py), so that scheduler_files checks them the same way
+TLS_SPEC = sc.TLS_SPEC
+EXTENDER_SPEC = sc.EXTENDER_SPEC
+ARGUMENT_SPEC = sc.ARGUMENT_SPEC
 
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
-                           mutually_exclusive=[('extender', 'extenders'), ('name', 'extenders')],
-                           required_if=[('state', 'present', ('extender', 'extenders'), True),
-                                        ('state', 'absent', ('extender', 'extenders'), True)])
+                           mutually_exclusive=sc.MUTUALLY_EXCLUSIVE, required_if=sc.REQUIRED_IF)
     params = module.params
     if not sc.HAS_YAML:
         module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sc.YAML_IMPORT_ERROR))
     view = _io.node_view(module)
     # A file converted to v1 is always backed up: the backup is what a rollback puts back.
-    backup = params['backup'] or (params['convert_api_version'] and _would_convert(view, params))
+    backup = sc.wants_backup(view, params)
     if backup and sp.in_static_pod_dir(params['backup_dir'], view=view):
-        module.fail_json(msg='backup_dir %s is inside a static-pod manifest directory, where the kubelet reads every file; '
-                             'choose another directory, for example /var/backups/baremetal-k3s' % params['backup_dir'])
-
-    def planned():
-        plan = sc.plan(view, params)
-        if plan.facts.get('conversion') and not backup:
-            raise PlanError('%s changed while this run looked at it (it now needs converting to v1, which is done only with '
-                            'a backup); nothing was changed. Run again.' % params['path'])
-        return plan
-
+        module.fail_json(msg=backup_dir_refusal(params['backup_dir']))
     try:
-        result = _io.locked_apply(module, planned, paths=[params['path'], _record_path(view, params['path'])], backup=backup,
-                                  backup_dir=params['backup_dir'])
+        result = _io.locked_apply(module, lambda: sc.checked_plan(view, params, backup), paths=sc.lock_paths(view, params),
+                                  backup=backup, backup_dir=params['backup_dir'])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, path=params['path'], **getattr(e, 'details', {}))
     module.exit_json(**result)
 
 
-def _record_path(view, path):
-    """The record of our entries in a flow-style or JSON list of ``path`` (its lock is taken with the file's)."""
-    try:
-        return sc.record_path(view.realpath(path))
-    except (TypeError, AttributeError, ViewError, OSError):
-        return None  # not an absolute path: the plan refuses it
-
-
-def _would_convert(view, params):
-    path = params['path']
-    if not path or not path.startswith('/') or view.isdir(path):
-        return False  # refused by the plan
-    try:
-        before = view.read(path)
-    except (OSError, ValueError):
-        return False  # the plan reads it again and says why it cannot
-    return sc.would_convert(before, params['kubernetes_version'])
+def backup_dir_refusal(backup_dir):
+    return ('backup_dir %s is inside a static-pod manifest directory, where the kubelet reads every file; choose another '
+            'directory, for example /var/backups/baremetal-k3s' % backup_dir)
 
 
 if __name__ == '__main__':

@@ -1,0 +1,205 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: scheduler_files
+short_description: Write the scheduler config and the flag that passes it in one run, neither unless both are valid
+version_added: 0.1.0
+description:
+  - The writes of M(baremetal.k3s.scheduler_config) and M(baremetal.k3s.k3s_service_arg) in one module run. Each option
+    takes the options of its module, checked as that module checks them, and gives that module's result back
+    (RV(config), RV(flag)). An option left out leaves its files alone.
+  - Both parts are planned before either is written, under the locks of both (the scheduler config and the record of
+    our entries, the service) - a part its module would refuse (a scheduler config kube-scheduler would reject, a
+    different scheduler config already passed to the service) stops the run with nothing written, where two tasks
+    would have written the scheduler config first.
+  - Then the scheduler config is written, then the flag. A write that fails puts its own part's files back; a
+    scheduler config written before it stays, and is named in RV(files) of the failure so that a caller can put it
+    back (M(baremetal.k3s.rollback)).
+  - "With C(state=absent) in O(flag) and O(config) given, the flag is taken out only when the scheduler config is gone after
+    this run (removed by it, or not there): a scheduler config that still holds other extenders or settings is still
+    passed. Otherwise the flag's part is left out (RV(flag) not returned)."
+  - One module run instead of two is what each server costs less in a rollout - the role
+    C(baremetal.k3s.scheduler_extender) writes with it between two servers' restarts.
+  - A private key given inline (C(tls_config.key_data)) and a secret in the flag are masked in every output, as each
+    module masks its own.
+author:
+  - baremetal.k3s contributors (@baremetal)
+requirements:
+  - PyYAML on the node (for O(config)), as M(baremetal.k3s.scheduler_config) needs it
+extends_documentation_fragment:
+  - baremetal.k3s._attributes
+  - baremetal.k3s._attributes.FILES
+options:
+  config:
+    description: The options of M(baremetal.k3s.scheduler_config) - our extender in the scheduler config file.
+    type: dict
+  flag:
+    description: The options of M(baremetal.k3s.k3s_service_arg) - the argument that passes the scheduler config to the
+      service (k3s, RKE2).
+    type: dict
+notes:
+  - At least one of the options is required.
+  - The other files of the static-pod platforms (the kube-scheduler manifest, RKE2's extra mounts) are written by
+    their own modules.
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details: One diff per changed file.
+  platform:
+    platforms: posix
+seealso:
+  - module: baremetal.k3s.scheduler_config
+  - module: baremetal.k3s.k3s_service_arg
+'''
+
+EXAMPLES = r'''
+- name: Put the extender into the scheduler config and pass it to k3s, restart once when either changed
+  baremetal.k3s.scheduler_files:
+    config:
+      path: /etc/rancher/k3s/kube-scheduler/config.yaml
+      extender:
+        url_prefix: http://127.0.0.1:8889
+        filter_verb: filter
+      kubernetes_version: "1.33.13"
+      kubeconfig: /var/lib/rancher/k3s/server/cred/scheduler.kubeconfig
+      backup: true
+    flag:
+      arg: --kube-scheduler-arg=config=/etc/rancher/k3s/kube-scheduler/config.yaml
+      service: k3s
+      backup: true
+  register: scheduler_files
+  notify: restart k3s
+'''
+
+RETURN = r'''
+config:
+  description: The result of the scheduler config's part, as M(baremetal.k3s.scheduler_config) returns it.
+  returned: when O(config) is given
+  type: dict
+flag:
+  description: The result of the flag's part, as M(baremetal.k3s.k3s_service_arg) returns it.
+  returned: when O(flag) is given and its part runs (see the description for C(state=absent) in O(flag))
+  type: dict
+files:
+  description:
+    - Every file written or removed, in order - V([{path, action, backup_file}]). On a failure, the files of the part
+      written before the one that failed.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{path: /etc/rancher/k3s/kube-scheduler/config.yaml, action: created, backup_file: null}]
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
+from ansible_collections.baremetal.k3s.plugins.module_utils import _service_arg as service_arg
+from ansible_collections.baremetal.k3s.plugins.module_utils import _static_pod as sp
+from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
+
+# the parts, in the order they are written
+PARTS = ('config', 'flag')
+ARGUMENT_SPEC = {name: dict(type='dict') for name in PARTS}
+
+
+def hide_secrets(module):
+    """The secrets of both parts, as given (before any check), into no_log_values: an inline private key of the
+    scheduler config's extenders, a secret in the flag."""
+    config, flag = module.params.get('config'), module.params.get('flag')
+    if isinstance(config, dict):
+        _secrets.add(module.no_log_values, sc.key_data_secrets(config))
+    if isinstance(flag, dict) and isinstance(flag.get('arg'), str):
+        _secrets.add(module.no_log_values, _secrets.argv_secrets([flag['arg']]))
+
+
+class Module(_secrets.MaskedLog, AnsibleModule):
+    """AnsibleModule whose own log line on the node (journal or syslog: "Invoked with ...") masks the secrets too."""
+
+    add_secrets = hide_secrets
+
+
+def checked(module, name, spec, **rules):
+    """The options of part ``name`` checked against its module's argument spec, defaults filled in; None when left out."""
+    given = module.params[name]
+    if given is None:
+        return None
+    result = ArgumentSpecValidator(spec, **rules).validate(given)
+    if result.error_messages:
+        module.fail_json(msg='%s: %s. Nothing was changed.' % (name, '; '.join(result.error_messages)))
+    return result.validated_parameters
+
+
+def unused(config_plan):
+    """Whether the scheduler config is gone after its part: removed by it, or not there."""
+    return bool(config_plan.facts.get('removed')) or not config_plan.facts.get('exists', True)
+
+
+def parts(module, view):
+    """[(name, _io.Part)] of the options given, each planned as its own module plans it; and a dict that says, once
+    planned, whether the flag's part was left out."""
+    found, planned = [], {}
+    config = checked(module, 'config', sc.ARGUMENT_SPEC, mutually_exclusive=sc.MUTUALLY_EXCLUSIVE,
+                     required_if=sc.REQUIRED_IF)
+    if config is not None:
+        if not sc.HAS_YAML:
+            module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sc.YAML_IMPORT_ERROR))
+        backup = sc.wants_backup(view, config)  # a file converted to v1 is always backed up, as scheduler_config does
+        if backup and sp.in_static_pod_dir(config['backup_dir'], view=view):
+            module.fail_json(msg='config: backup_dir %s is inside a static-pod manifest directory, where the kubelet reads '
+                                 'every file; choose another directory, for example /var/backups/baremetal-k3s'
+                                 % config['backup_dir'])
+
+        def plan_config():
+            planned['config'] = sc.checked_plan(view, config, backup)
+            return planned['config']
+        found.append(('config', _io.Part(plan_config, paths=sc.lock_paths(view, config),
+                                         apply_args={'backup': backup, 'backup_dir': config['backup_dir']})))
+    flag = checked(module, 'flag', service_arg.ARGUMENT_SPEC)
+    if flag is not None:
+        def plan_flag():
+            # planned after the config (each pass of locked_apply_all plans the parts in order)
+            planned['flag_left_out'] = flag['state'] == 'absent' and 'config' in planned and not unused(planned['config'])
+            if planned['flag_left_out']:
+                return Plan()
+            return service_arg.plan(view, flag, module.no_log_values)
+        found.append(('flag', _io.Part(plan_flag, keys=[service_arg.lock_key(flag)], apply_args={'backup': flag['backup']})))
+    return found, planned
+
+
+def main():
+    module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, required_one_of=[PARTS])
+    hide_secrets(module)
+    given, planned = parts(module, _io.node_view(module))
+    done = []
+    try:
+        _io.locked_apply_all(module, [part for dummy, part in given], done=done)
+    except (PlanError, _io.ApplyError) as e:
+        details = dict(getattr(e, 'details', {}))
+        # what the parts before the failed one wrote: a caller puts it back from here
+        details['files'] = [f for r in done for f in r.get('files', [])]
+        module.fail_json(msg=e.msg, **details)
+    result = {'changed': any(r['changed'] for r in done), 'files': [f for r in done for f in r.get('files', [])]}
+    diffs = []
+    for r in done:  # one diff per changed file, each part's own
+        diff = r.pop('diff', None) or []
+        diffs.extend(diff if isinstance(diff, list) else [diff])
+    if diffs:
+        result['diff'] = diffs
+    result.update((name, r) for (name, dummy), r in zip(given, done)
+                  if not (name == 'flag' and planned.get('flag_left_out')))
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

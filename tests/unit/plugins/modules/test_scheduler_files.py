@@ -1,0 +1,146 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, baremetal.k3s contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Tests of the scheduler_files module: the scheduler config and the flag that passes it in one run give the bytes and
+results of scheduler_config and k3s_service_arg, neither is written unless both plans hold, the flag goes on absent only
+once nothing uses the scheduler config, and what a failed run wrote is named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.modules import k3s_service_arg
+from ansible_collections.baremetal.k3s.plugins.modules import scheduler_config
+from ansible_collections.baremetal.k3s.plugins.modules import scheduler_files
+
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import node, scheduler_node  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import SCHEDULER_KUBECONFIG, module_ok, run_module
+
+CONFIG = '/etc/rancher/k3s/kube-scheduler/config.yaml'
+UNIT = '/etc/systemd/system/k3s.service'
+SCHED = '--kube-scheduler-arg=config=' + CONFIG
+OURS = {'url_prefix': 'http://127.0.0.1:8889', 'filter_verb': 'filter', 'weight': 1, 'ignorable': True}
+KEY = 'Kd4secretPRIVATEkey'
+FOREIGN = ('apiVersion: kubescheduler.config.k8s.io/v1\n'
+           'kind: KubeSchedulerConfiguration\n'
+           'clientConnection:\n'
+           '  kubeconfig: %s\n'
+           'profiles:\n'
+           '- schedulerName: gpu\n' % SCHEDULER_KUBECONFIG)
+
+
+def options(state='present', **config):
+    return {
+        'config': dict({'path': CONFIG, 'state': state, 'extender': dict(OURS), 'kubernetes_version': 'v1.31.4+k3s1',
+                        'kubeconfig': SCHEDULER_KUBECONFIG}, **config),
+        'flag': {'arg': SCHED, 'state': state, 'method': 'unit' if state == 'present' else 'auto', 'service': 'k3s'},
+    }
+
+
+def strip(result):
+    return {k: v for k, v in result.items() if k not in ('invocation', 'warnings', 'diff')}
+
+
+@pytest.fixture
+def k3s(scheduler_node):  # noqa: F811 pylint: disable=redefined-outer-name
+    scheduler_node.install(args=['--disable=traefik'])
+    return scheduler_node
+
+
+def test_the_same_bytes_and_results_as_the_two_modules(k3s):  # pylint: disable=redefined-outer-name
+    before = k3s.tree()
+    r = module_ok(scheduler_files, options())
+    assert r['changed'] and [f['path'] for f in r['files']] == [CONFIG, UNIT]
+    written = {p: (k3s.read(p), k3s.mode(p)) for p in (CONFIG, UNIT)}
+    assert [f['path'] for f in r['config']['files']] == [CONFIG] and [f['path'] for f in r['flag']['files']] == [UNIT]
+    again = module_ok(scheduler_files, options())
+    assert not again['changed'] and again['files'] == [] and not again['config']['changed'] and not again['flag']['changed']
+    # the same options, each module on its own, from the same node
+    gone = module_ok(scheduler_files, options('absent'))
+    assert gone['changed'] and [f['action'] for f in gone['files']] == ['removed', 'modified'] and k3s.tree() == before
+    alone_config = module_ok(scheduler_config, options()['config'])
+    alone_flag = module_ok(k3s_service_arg, options()['flag'])
+    assert {p: (k3s.read(p), k3s.mode(p)) for p in written} == written
+    assert strip(alone_config) == strip(r['config']) and strip(alone_flag) == strip(r['flag'])
+
+
+def test_check_mode_and_diff_write_nothing(k3s):  # pylint: disable=redefined-outer-name
+    before = k3s.tree()
+    failed, r = run_module(scheduler_files, options(), check_mode=True, diff=True)
+    assert not failed and r['changed'] and len(r['files']) == 2 and k3s.tree() == before
+    assert len(r['diff']) == 2 and SCHED in r['diff'][1]['after'] and 'urlPrefix: http://127.0.0.1:8889' in r['diff'][0]['after']
+
+
+@pytest.mark.parametrize('part, change, what', [
+    ('config', {'extender': {'url_prefix': 'not a url'}}, 'url_prefix'),      # the scheduler config's plan refuses
+    ('config', {'state': 'gone'}, 'config: '),                                # its module's choices
+    ('config', {'extenders': [dict(OURS, name='a')]}, 'config: '),            # its module's mutually exclusive options
+    ('flag', {'arg': '--kube-scheduler-arg=config=$X'}, '$'),                 # the flag's plan refuses, after the config's
+    ('flag', {'method': 'sideways'}, 'flag: '),                               # its module's choices
+])
+def test_a_refused_part_writes_neither(k3s, part, change, what):  # pylint: disable=redefined-outer-name
+    given = options()
+    given[part] = dict(given[part], **change)
+    before = k3s.tree()
+    failed, result = run_module(scheduler_files, given)
+    assert failed and what in result['msg'], result
+    assert k3s.tree() == before, 'nothing written, not even the scheduler config before the refused flag'
+    assert result.get('files', []) == []
+
+
+def test_another_scheduler_config_passed_stops_both(scheduler_node):  # noqa: F811 pylint: disable=redefined-outer-name
+    scheduler_node.install(args=['--kube-scheduler-arg=config=/etc/other.yaml'])
+    before = scheduler_node.tree()
+    failed, result = run_module(scheduler_files, options())
+    assert failed and '/etc/other.yaml' in result['msg'] and scheduler_node.tree() == before
+
+
+def test_absent_keeps_the_flag_while_the_config_holds_more(k3s):  # pylint: disable=redefined-outer-name
+    k3s.write(CONFIG, FOREIGN)
+    module_ok(scheduler_files, options())
+    passed = k3s.read(UNIT)
+    assert SCHED.encode() in passed
+    r = module_ok(scheduler_files, options('absent'))
+    assert r['changed'] and [f['path'] for f in r['files']] == [CONFIG] and 'flag' not in r
+    assert k3s.read(CONFIG).decode() == FOREIGN and k3s.read(UNIT) == passed, 'the user\'s settings are still passed'
+
+
+def test_absent_with_no_config_takes_the_flag_out(k3s):  # pylint: disable=redefined-outer-name
+    module_ok(k3s_service_arg, options()['flag'])
+    r = module_ok(scheduler_files, options('absent'))
+    assert r['changed'] and [f['path'] for f in r['files']] == [UNIT] and r['flag']['changed'] and not r['config']['changed']
+    assert SCHED.encode() not in k3s.read(UNIT)
+
+
+def test_a_part_left_out_is_not_touched(k3s):  # pylint: disable=redefined-outer-name
+    r = module_ok(scheduler_files, {'config': options()['config']})
+    assert 'flag' not in r and SCHED.encode() not in k3s.read(UNIT) and k3s.exists(CONFIG)
+    failed, result = run_module(scheduler_files, {})
+    assert failed and 'one of the following is required' in result['msg']
+
+
+def test_a_failed_flag_write_names_the_config_written_before_it(k3s, monkeypatch):  # pylint: disable=redefined-outer-name
+    real = _io.write_file
+
+    def failing(module, path, *args, **kw):
+        if path.endswith('k3s.service'):
+            raise OSError(28, 'No space left on device')
+        return real(module, path, *args, **kw)
+    monkeypatch.setattr(_io, 'write_file', failing)
+    unit = k3s.read(UNIT)
+    failed, result = run_module(scheduler_files, options())
+    assert failed and 'No space left' in result['msg'], result
+    assert [f['path'] for f in result['files']] == [CONFIG] and k3s.exists(CONFIG), 'the caller can put it back'
+    assert k3s.read(UNIT) == unit
+
+
+def test_an_inline_private_key_and_a_secret_flag_are_masked(k3s):  # pylint: disable=redefined-outer-name
+    tls = {'key_data': KEY, 'insecure': True}
+    given = options(extender=dict(OURS, tls_config=tls, enable_https=True, url_prefix='https://127.0.0.1:8889'))
+    given['flag']['arg'] = '--token=Tk7secretQ'
+    dummy, result = run_module(scheduler_files, given, diff=True)
+    assert KEY not in json.dumps(result) and 'Tk7secretQ' not in json.dumps(result), result
