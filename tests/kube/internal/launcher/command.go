@@ -29,12 +29,16 @@ type flavor struct {
 	// staticScheduler: the scheduler runs as a static pod (RKE2), not as a
 	// child of the launcher (k3s).
 	staticScheduler bool
+	// psaFile: RKE2's own PodSecurity admission configuration, written and
+	// passed to kube-apiserver when --pod-security-admission-config-file is
+	// not given (rke2psa.go); empty under k3s, which passes none.
+	psaFile string
 }
 
 var k3sFlavor = flavor{prog: configfile.K3s, version: K3sVersion}
 
 func rke2Flavor() flavor {
-	return flavor{prog: configfile.RKE2(), version: RKE2Version, staticScheduler: true}
+	return flavor{prog: configfile.RKE2(), version: RKE2Version, staticScheduler: true, psaFile: RKE2PSAFile}
 }
 
 // parseCommand applies k3s's config-file insertion and flag parsing for the

@@ -342,6 +342,12 @@ func (s *server) startSupervisor() error {
 // the admin kubeconfig and tells systemd the server is ready.
 func (s *server) startAPIServer(ctx context.Context) error {
 	args := apiServerArgs(s.v, s.fl, s.p, s.ds, s.adv)
+	if s.fl.psaFile != "" {
+		var err error
+		if args, err = withRKE2PSA(s.v, s.fl.psaFile, args); err != nil {
+			return err
+		}
+	}
 	infof("Running kube-apiserver %s", strings.Join(args, " "))
 	api, err := s.start("kube-apiserver", s.self, append([]string{"kube-apiserver"}, args...))
 	if err != nil {
