@@ -43,7 +43,7 @@ KNOWN = frozenset((
     'k3s_server_images_list', 'k3s_server_images_sha256', 'k3s_server_images_src', 'k3s_server_join_discard_datastore',
     'k3s_server_join_url', 'k3s_server_manifests', 'k3s_server_min_cpus', 'k3s_server_min_disk_mb',
     'k3s_server_min_memory_mb', 'k3s_server_pod_security', 'k3s_server_pod_security_file', 'k3s_server_preflight',
-    'k3s_server_ready_timeout', 'k3s_server_registries',
+    'k3s_server_ready_timeout', 'k3s_server_registries', 'k3s_server_rollback',
     'k3s_server_registries_take_over', 'k3s_server_systemd_dir', 'k3s_server_token', 'k3s_server_token_file',
     'k3s_server_token_replace', 'k3s_upgrade_agent_batch', 'k3s_upgrade_allow_downgrade',
     'k3s_upgrade_allow_minor_skip', 'k3s_upgrade_binary_sha256', 'k3s_upgrade_binary_src', 'k3s_upgrade_binary_url',
