@@ -270,8 +270,7 @@ run_runner() {  # PLAYBOOK: baremetal.k3s.PLAYBOOK by FQCN through ansible-runne
 run_runner install_csi
 python3 tests/runner_events.py "$pdd/artifacts/install_csi" "$work/runner-install_csi.log" "$secrets" \
   --hosts "${servers[@]}" \
-  --changed 'Put our extender into the scheduler config, or take it out (a file only we wrote goes too)' \
-            'Pass the scheduler config to the service' \
+  --changed 'Put our extender into the scheduler config, or take it out, with the flag that passes it (one module run)' \
             'Reload systemd units and restart the service that runs the scheduler (systemd, without waiting for it)' \
             "Publish this node's entry in the readiness ConfigMap" \
   --ok 'Wait for the scheduler to restart with our config and the extender to answer' \
