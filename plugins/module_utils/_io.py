@@ -340,6 +340,36 @@ def locked_apply_all(module, parts, done=None):
                      % ', '.join(paths))
 
 
+def part_options(module, name, spec, **rules):
+    """The options of part ``name`` of a module that writes several files in one run (``module.params[name]``, a dict),
+    checked against the argument spec of the module that writes that part alone (``rules``: its mutually_exclusive,
+    required_if, ...), defaults filled in; None when the part is left out. A refusal fails the module with nothing
+    changed."""
+    # here, not at the top: this file also imports on a node's Python without Ansible's module_utils (pure helpers)
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # pylint: disable=import-outside-toplevel
+
+    given = module.params[name]
+    if given is None:
+        return None
+    result = ArgumentSpecValidator(spec, **rules).validate(given)
+    if result.error_messages:
+        module.fail_json(msg='%s: %s. Nothing was changed.' % (name, '; '.join(result.error_messages)))
+    return result.validated_parameters
+
+
+def parts_result(results):
+    """The result of a module run that applied several parts (:func:`locked_apply_all`'s list): changed when any part
+    changed, every part's files in order, and one diff per changed file (each part's own, taken out of its result)."""
+    result = {'changed': any(r['changed'] for r in results), 'files': [f for r in results for f in r.get('files', [])]}
+    diffs = []
+    for r in results:
+        diff = r.pop('diff', None) or []
+        diffs.extend(diff if isinstance(diff, list) else [diff])
+    if diffs:
+        result['diff'] = diffs
+    return result
+
+
 # -- one file --------------------------------------------------------------------------------
 def backup_file(module, path, backup_dir=None, secret=False):  # pylint: disable=unused-argument
     """Copy ``path`` aside (mode, owner and times kept) and return the copy's path.

@@ -101,7 +101,6 @@ files:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _config_file as config_file
 from ansible_collections.baremetal.k3s.plugins.module_utils import _installer as installer
@@ -130,33 +129,22 @@ class Module(_secrets.MaskedLog, AnsibleModule):
     add_secrets = hide_secrets
 
 
-def checked(module, name, spec, required_if=None):
-    """The options of part ``name`` checked against its module's argument spec, defaults filled in; None when left out."""
-    given = module.params[name]
-    if given is None:
-        return None
-    result = ArgumentSpecValidator(spec, required_if=required_if).validate(given)
-    if result.error_messages:
-        module.fail_json(msg='%s: %s. Nothing was changed.' % (name, '; '.join(result.error_messages)))
-    return result.validated_parameters
-
-
 def parts(module):
     """[(name, _io.Part)] of the options given, each planned as its own module plans it."""
     found = []
-    params = checked(module, 'token_file', token_file.ARGUMENT_SPEC, token_file.REQUIRED_IF)
+    params = _io.part_options(module, 'token_file', token_file.ARGUMENT_SPEC, required_if=token_file.REQUIRED_IF)
     if params is not None:
         found.append(('token_file', _io.Part(lambda p=params: token_file.plan(_io.node_view(module), p), paths=[params['path']])))
-    params = checked(module, 'config_file', config_file.ARGUMENT_SPEC, config_file.REQUIRED_IF)
+    params = _io.part_options(module, 'config_file', config_file.ARGUMENT_SPEC, required_if=config_file.REQUIRED_IF)
     if params is not None:
         found.append(('config_file', _io.Part(lambda p=params: config_file.plan(_io.node_view(module), p, module.no_log_values),
                                               keys=[config_file.lock_key(params)], apply_args={'backup': params['backup']})))
-    params = checked(module, 'registries', registries.ARGUMENT_SPEC)
+    params = _io.part_options(module, 'registries', registries.ARGUMENT_SPEC)
     if params is not None:
         params = registries.with_path(params)
         found.append(('registries', _io.Part(lambda p=params: registries.plan(_io.node_view(module), p, module.no_log_values),
                                              paths=[params['path']], apply_args={'backup': params['take_over']})))
-    params = checked(module, 'service', installer.ARGUMENT_SPEC)
+    params = _io.part_options(module, 'service', installer.ARGUMENT_SPEC)
     if params is not None:
         found.append(('service', _io.Part(lambda p=params: installer.plan(_io.node_view(module), p, module.no_log_values),
                                           keys=[installer.lock_key(params)], apply_args={'backup': params['backup']})))
@@ -170,13 +158,7 @@ def main():
         results = _io.locked_apply_all(module, [part for dummy, part in given])
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg, **getattr(e, 'details', {}))
-    result = {'changed': any(r['changed'] for r in results), 'files': [f for r in results for f in r.get('files', [])]}
-    diffs = []
-    for r in results:  # one diff per changed file, each part's own (its secrets hidden by its plan)
-        diff = r.pop('diff', None) or []
-        diffs.extend(diff if isinstance(diff, list) else [diff])
-    if diffs:
-        result['diff'] = diffs
+    result = _io.parts_result(results)  # each part's diff its own, its secrets hidden by its plan
     result.update((name, r) for (name, dummy), r in zip(given, results))
     module.exit_json(**result)
 

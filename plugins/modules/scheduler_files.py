@@ -99,7 +99,6 @@ files:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
@@ -129,17 +128,6 @@ class Module(_secrets.MaskedLog, AnsibleModule):
     add_secrets = hide_secrets
 
 
-def checked(module, name, spec, **rules):
-    """The options of part ``name`` checked against its module's argument spec, defaults filled in; None when left out."""
-    given = module.params[name]
-    if given is None:
-        return None
-    result = ArgumentSpecValidator(spec, **rules).validate(given)
-    if result.error_messages:
-        module.fail_json(msg='%s: %s. Nothing was changed.' % (name, '; '.join(result.error_messages)))
-    return result.validated_parameters
-
-
 def unused(config_plan):
     """Whether the scheduler config is gone after its part: removed by it, or not there."""
     return bool(config_plan.facts.get('removed')) or not config_plan.facts.get('exists', True)
@@ -149,8 +137,8 @@ def parts(module, view):
     """[(name, _io.Part)] of the options given, each planned as its own module plans it; and a dict that says, once
     planned, whether the flag's part was left out."""
     found, planned = [], {}
-    config = checked(module, 'config', sc.ARGUMENT_SPEC, mutually_exclusive=sc.MUTUALLY_EXCLUSIVE,
-                     required_if=sc.REQUIRED_IF)
+    config = _io.part_options(module, 'config', sc.ARGUMENT_SPEC, mutually_exclusive=sc.MUTUALLY_EXCLUSIVE,
+                              required_if=sc.REQUIRED_IF)
     if config is not None:
         if not sc.HAS_YAML:
             module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(sc.YAML_IMPORT_ERROR))
@@ -165,7 +153,7 @@ def parts(module, view):
             return planned['config']
         found.append(('config', _io.Part(plan_config, paths=sc.lock_paths(view, config),
                                          apply_args={'backup': backup, 'backup_dir': config['backup_dir']})))
-    flag = checked(module, 'flag', service_arg.ARGUMENT_SPEC)
+    flag = _io.part_options(module, 'flag', service_arg.ARGUMENT_SPEC)
     if flag is not None:
         def plan_flag():
             # planned after the config (each pass of locked_apply_all plans the parts in order)
@@ -189,13 +177,7 @@ def main():
         # what the parts before the failed one wrote: a caller puts it back from here
         details['files'] = [f for r in done for f in r.get('files', [])]
         module.fail_json(msg=e.msg, **details)
-    result = {'changed': any(r['changed'] for r in done), 'files': [f for r in done for f in r.get('files', [])]}
-    diffs = []
-    for r in done:  # one diff per changed file, each part's own
-        diff = r.pop('diff', None) or []
-        diffs.extend(diff if isinstance(diff, list) else [diff])
-    if diffs:
-        result['diff'] = diffs
+    result = _io.parts_result(done)
     result.update((name, r) for (name, dummy), r in zip(given, done)
                   if not (name == 'flag' and planned.get('flag_left_out')))
     module.exit_json(**result)
