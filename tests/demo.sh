@@ -11,7 +11,7 @@
 #   bash tests/demo.sh up               only start the fleet and install the collection
 #   bash tests/demo.sh install|status|uninstall [ansible-playbook args...]
 #                                       run baremetal.k3s.install_csi, .status or .uninstall_csi
-#   bash tests/demo.sh site|upgrade|reset|users|backup|restore [ansible-playbook args...]
+#   bash tests/demo.sh site|upgrade|reset|users|backup|restore|pod_security [ansible-playbook args...]
 #                                       run that playbook
 #   bash tests/demo.sh down             remove the containers (and a bare fleet's network)
 # Bare nodes, for the air-gapped quick start of README.md: no k3s on them, an inventory in the
@@ -197,6 +197,6 @@ case "$action" in
   install) user_playbook install_csi "$@" ;;
   status) user_playbook status "$@" ;;
   uninstall) user_playbook uninstall_csi "$@" ;;
-  site|upgrade|reset|users|backup|restore) user_playbook "$action" "$@" ;;
+  site|upgrade|reset|users|backup|restore|pod_security) user_playbook "$action" "$@" ;;
   *) echo "unknown action $action: use up, add, install, status, uninstall, site, upgrade, reset, users, backup, restore or down (none: up, install, status)" >&2; exit 2 ;;
 esac

@@ -136,7 +136,8 @@ class Runner:
 
     def __init__(self, args):
         self.args = args
-        self.env = dict(os.environ, ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks', ANSIBLE_NOCOLOR='1',
+        self.env = dict(os.environ, ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks,bench_timeline',
+                        ANSIBLE_CALLBACK_PLUGINS=os.path.join(HERE, 'callback_plugins'), ANSIBLE_NOCOLOR='1',
                         ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', PROFILE_TASKS_TASK_OUTPUT_LIMIT='15',
                         ANSIBLE_COLLECTIONS_PATH=args.collections)
         self.last_output = ''
@@ -150,7 +151,10 @@ class Runner:
         return {'pipelining': found.get('ANSIBLE_PIPELINING', '?'), 'forks': found.get('DEFAULT_FORKS', '?')}
 
     def run(self, playbook, *extra, name):
-        env = self.env
+        self.timeline = os.path.join(self.args.out, name + '.timeline.jsonl')
+        if os.path.exists(self.timeline):
+            os.unlink(self.timeline)
+        env = dict(self.env, BENCH_TIMELINE=self.timeline)
         t0 = time.time()
         res = subprocess.run([self.args.ansible_playbook, '-i', self.args.inventory, playbook] + list(extra),
                              cwd=self.args.out, env=env, capture_output=True, text=True, check=False)
@@ -176,6 +180,44 @@ def slowest_tasks(out):
     part = out.split('TASKS RECAP', 1)[-1]
     return [(m.group(1).strip(), float(m.group(2)))
             for m in re.finditer(r'^(.+?)\s-{2,}\s+(\d+\.\d+)s$', part, re.M)]
+
+
+def step_table(path, t0):
+    """Where a run's time went, from the bench_timeline callback's events: [(step, seconds, detail)]. A play run
+    one host at a time gets one row per task with its mean per host and the range, and a row for the controller's
+    own time between that play's tasks."""
+    events = [json.loads(line) for line in open(path)]
+    plays = [e for e in events if e['event'] in ('play', 'end')]
+    rows = [('ansible-playbook start to its first play', plays[0]['t'] - t0, '')]
+    for play, after in zip(plays, plays[1:]):
+        wall = after['t'] - play['t']
+        mine = [e for e in events if e['play'] == play['play'] and play['t'] <= e['t'] <= after['t'] and e['host']]
+        hosts = sorted({e['host'] for e in mine})
+        runs = {}  # task -> {host: seconds}
+        opened = {}
+        for e in mine:
+            key = (e['host'], e['task'])
+            if e['event'] == 'start':
+                opened[key] = e['t']
+            elif key in opened:
+                runs.setdefault(e['task'], {}).setdefault(e['host'], 0.0)
+                runs[e['task']][e['host']] += e['t'] - opened.pop(key)
+        serial = 'one at a time' in play['play']
+        rows.append(('play: ' + play['play'], wall, '%d hosts%s' % (len(hosts), ', per host below' if serial else '')))
+        if not serial:
+            for task, per_host in runs.items():
+                took = max(per_host.values())
+                if took >= 0.05:
+                    rows.append(('  ' + task, took, 'slowest host'))
+            continue
+        busy = 0.0
+        for task, per_host in runs.items():
+            took = list(per_host.values())
+            busy += sum(took)
+            if max(took) >= 0.05:
+                rows.append(('  ' + task, sum(took) / len(hosts), '%.2f-%.2f' % (min(took), max(took))))
+        rows.append(('  the controller between these tasks', (wall - busy) / max(len(hosts), 1), 'per host'))
+    return rows
 
 
 def serial_tasks(out):
@@ -297,6 +339,9 @@ def table(r):
     for name, value, target, ok in rows:
         lines.append('%-*s  %-22s %-12s %s' % (width, name, value, target, '' if ok is None else ('yes' if ok else 'NO')))
     lines.append('')
+    lines.append('where the converge went (s; the one-at-a-time play per server: mean, then the range):')
+    lines.extend('  %6.2f  %-100s %s' % (took, step[:100], detail) for step, took, detail in conv.get('steps', []))
+    lines.append('')
     for label, tasks in (('converge', conv['slowest']), ('no-op re-run', rerun['slowest'])):
         lines.append('slowest tasks, %s:' % label)
         lines.extend('  %6.2fs  %s' % (s, t) for t, s in tasks[:5])
@@ -335,7 +380,7 @@ def main():
     took, dummy, slow = runner.run('baremetal.k3s.install_csi', name='converge')
     t1 = time.time()
     conv = {'started': t0, 'seconds': took, 'slowest': slow, 'starts': {}, 'down': {}, 'change_to_ready_s': {},
-            'serial_tasks': serial_tasks(runner.last_output)}
+            'serial_tasks': serial_tasks(runner.last_output), 'steps': step_table(runner.timeline, t0)}
     for node in servers + agents:
         conv['starts'][node] = starts_since(node, t0)
     for node in servers:
