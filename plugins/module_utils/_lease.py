@@ -22,11 +22,21 @@ import math
 import os
 import uuid
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
 from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 LEASE_DIR = '/run/baremetal-k3s'
+
+# The options of a lease taken: node_lease's, and those of a module that takes the lease in the same run as its first
+# write (scheduler_files' lease).
+TAKE_SPEC = dict(
+    name=dict(type='str', required=True),
+    holder=dict(type='str', default='baremetal.k3s'),
+    timeout=dict(type='int', default=300),
+    expire=dict(type='int', default=3600),
+)
 
 
 def lease_path(name):
@@ -100,3 +110,28 @@ class Held(PlanError):
     def __init__(self, msg, lease):
         super().__init__(msg)
         self.lease = lease
+
+
+def run(module, view, params, first=None):
+    """Take (or renew) or give back the lease ``params`` names (node_lease's options), under its lock: every module
+    that takes or gives back a lease runs this. While another owner holds it, it waits up to ``params['timeout']``
+    seconds, then fails the module naming the holder. ``first``: another write of the same run (an ``_io.Part``),
+    planned under the same locks and applied before the lease's (the rollback copies dropped as the lease is given
+    back). Returns (the lease's result, with ``waited``; ``first``'s result or None). PlanError and ApplyError are the
+    caller's to report."""
+    path = lease_path(params['name'])
+    lease_part = _io.Part(lambda: plan(view, params), paths=[path])
+    start = view.clock.monotonic()
+    while True:
+        try:
+            done = _io.locked_apply_all(module, ([first] if first else []) + [lease_part])
+            break
+        except Held as e:
+            if view.clock.monotonic() - start >= params['timeout']:
+                module.fail_json(msg='%s; waited %ss for it. Wait for that run to end (or, if it was killed, remove %s), '
+                                     'then run again.' % (e.msg, params['timeout'], path),
+                                 holder=e.lease.get('holder'), owner=e.lease.get('owner'))
+            view.clock.sleep(2)
+    result = done[-1]
+    result['waited'] = round(view.clock.monotonic() - start, 1)
+    return result, (done[0] if first else None)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 ACTIONS = ('created', 'modified', 'removed')
@@ -128,3 +129,13 @@ def plan(view, params):
     plan_.facts = {'restored': [p for p in restored if p in plan_.paths],
                    'backups_removed': [b for b in backups if b in plan_.paths]}
     return plan_
+
+
+def hidden_plan(plan_, no_log_values):
+    """``plan_`` with a diff that shows no secret the files hold (a token in a unit, an env file, a config file); the
+    values also go to ``no_log_values``, so Ansible masks them in the whole result."""
+    found = []
+    for change in plan_.changes:
+        found += _secrets.file_secrets(change.before) + _secrets.file_secrets(change.after)
+    _secrets.add(no_log_values, found)
+    return _secrets.hidden_plan(plan_, found)

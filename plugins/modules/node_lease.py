@@ -64,6 +64,16 @@ options:
     description: Seconds after which a lease counts as left behind by a killed run, and is taken over.
     type: int
     default: 3600
+  discard:
+    description:
+      - With O(state=absent), the rollback copies of these files are dropped in the same run, before the lease is
+        given back - the end of a change that is proven, in one module run. The entries as the writing modules
+        return them in C(files) (V([{path, action, backup_file}])), as M(baremetal.k3s.rollback) takes them with
+        C(mode=discard).
+      - A copy that is not a regular file stops the run with nothing changed and the lease still held.
+    type: list
+    elements: dict
+    default: []
 '''
 
 EXAMPLES = r'''
@@ -84,6 +94,22 @@ EXAMPLES = r'''
         name: scheduler_extender
         owner: "{{ lease.owner }}"
         state: absent
+
+# A change kept rollback copies (backup: true) and proved itself: drop the copies as the lease goes back
+- name: Write with rollback copies
+  baremetal.k3s.scheduler_config:
+    path: /etc/rancher/k3s/kube-scheduler/config.yaml
+    extender:
+      url_prefix: http://127.0.0.1:8889
+    backup: true
+  register: config
+
+- name: The change proven, drop its rollback copies and give the lease back (one module run)
+  baremetal.k3s.node_lease:
+    name: scheduler_extender
+    owner: "{{ lease.owner }}"
+    state: absent
+    discard: "{{ config.files }}"
 '''
 
 RETURN = r'''
@@ -116,46 +142,52 @@ waited:
   type: float
   sample: 0.0
 files:
-  description: The lease file, when it was created or removed - V([{path, action, backup_file}]).
+  description: The copies dropped (O(discard)) and the lease file, when it was created or removed - V([{path, action, backup_file}]).
   returned: always
   type: list
   elements: dict
+backups_removed:
+  description: The rollback copies dropped.
+  returned: when O(discard) is given
+  type: list
+  elements: str
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _lease as lease
+from ansible_collections.baremetal.k3s.plugins.module_utils import _rollback as rollback
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 ARGUMENT_SPEC = dict(
-    name=dict(type='str', required=True),
+    lease.TAKE_SPEC,
     state=dict(type='str', default='present', choices=['present', 'absent']),
     owner=dict(type='str', default='', no_log=False),
-    holder=dict(type='str', default='baremetal.k3s'),
-    timeout=dict(type='int', default=300),
-    expire=dict(type='int', default=3600),
+    discard=dict(type='list', elements='dict', default=[]),
 )
 
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     view = _io.node_view(module)
-    start = view.clock.monotonic()
-    while True:
-        try:
-            result = _io.locked_apply(module, lambda: lease.plan(view, module.params),
-                                      paths=[lease.lease_path(module.params['name'])])
-            break
-        except lease.Held as e:
-            if view.clock.monotonic() - start >= module.params['timeout']:
-                module.fail_json(msg='%s; waited %ss for it. Wait for that run to end (or, if it was killed, remove %s), '
-                                     'then run again.' % (e.msg, module.params['timeout'], lease.lease_path(module.params['name'])),
-                                 holder=e.lease.get('holder'), owner=e.lease.get('owner'))
-            view.clock.sleep(2)
-        except (PlanError, _io.ApplyError) as e:
-            module.fail_json(msg=e.msg)
-    result['waited'] = round(view.clock.monotonic() - start, 1)
+    params = module.params
+    first = None
+    try:
+        if params['discard']:
+            if params['state'] != 'absent':
+                module.fail_json(msg='discard goes with state=absent: the rollback copies are dropped as the lease of the '
+                                     'run that kept them is given back. Nothing was changed.')
+            dropped = {'files': params['discard'], 'mode': 'discard'}
+            first = _io.Part(lambda: rollback.hidden_plan(rollback.plan(view, dropped), module.no_log_values),
+                             paths=rollback.paths(dropped))
+        result, copies = lease.run(module, view, params, first)
+    except (PlanError, _io.ApplyError) as e:
+        module.fail_json(msg=e.msg)
+    result.pop('diff', None)  # no diff: a copy's bytes are the file's, secrets and all
+    if copies is not None:
+        result.update(changed=result['changed'] or copies['changed'], files=copies['files'] + result['files'],
+                      backups_removed=copies['backups_removed'])
     module.exit_json(**result)
 
 

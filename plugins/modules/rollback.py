@@ -91,7 +91,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _rollback as rollback
-from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 ARGUMENT_SPEC = dict(
@@ -100,22 +99,12 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def hide_secrets(module, plan):
-    """``plan`` with a diff that shows no secret the files hold (a token in a unit, an env file, a config file);
-    the values also go to ``no_log_values``, so Ansible masks them in the whole result."""
-    found = []
-    for change in plan.changes:
-        found += _secrets.file_secrets(change.before) + _secrets.file_secrets(change.after)
-    _secrets.add(module.no_log_values, found)
-    return _secrets.hidden_plan(plan, found)
-
-
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
         # the lock of every file it puts back and every backup it removes: the same locks as the modules that wrote them
         result = _io.locked_apply(module,
-                                  lambda: hide_secrets(module, rollback.plan(_io.node_view(module), module.params)),
+                                  lambda: rollback.hidden_plan(rollback.plan(_io.node_view(module), module.params), module.no_log_values),
                                   paths=rollback.paths(module.params))
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg)

@@ -43,6 +43,14 @@ options:
     description: The options of M(baremetal.k3s.k3s_service_arg) - the argument that passes the scheduler config to the
       service (k3s, RKE2).
     type: dict
+  lease:
+    description:
+      - The options of M(baremetal.k3s.node_lease) that take a lease (C(name), C(holder), C(timeout), C(expire)) - the
+        lease is taken first, waiting for another holder as that module waits, and the files are written under it:
+        the lease and the first write of a change are one module run.
+      - The lease stays held after the run, also when the files fail - give it back with M(baremetal.k3s.node_lease)
+        (C(state=absent), the RV(lease) C(owner)) once the change is proven or put back.
+    type: dict
 notes:
   - At least one of the options is required.
   - The other files of the static-pod platforms (the kube-scheduler manifest, RKE2's extra mounts) are written by
@@ -88,6 +96,11 @@ flag:
   description: The result of the flag's part, as M(baremetal.k3s.k3s_service_arg) returns it.
   returned: when O(flag) is given and its part runs (see the description for C(state=absent) in O(flag))
   type: dict
+lease:
+  description: The lease taken, as M(baremetal.k3s.node_lease) returns it (C(owner), C(holder), C(since), C(lease_file),
+    C(waited)); also in the result of a failure after it was taken.
+  returned: when O(lease) is given
+  type: dict
 files:
   description:
     - Every file written or removed, in order - V([{path, action, backup_file}]). On a failure, the files of the part
@@ -101,6 +114,7 @@ files:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _lease
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service_arg as service_arg
@@ -109,7 +123,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, P
 
 # the parts, in the order they are written
 PARTS = ('config', 'flag')
-ARGUMENT_SPEC = {name: dict(type='dict') for name in PARTS}
+ARGUMENT_SPEC = dict({name: dict(type='dict') for name in PARTS}, lease=dict(type='dict'))
 
 
 def hide_secrets(module):
@@ -168,16 +182,26 @@ def parts(module, view):
 def main():
     module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, required_one_of=[PARTS])
     hide_secrets(module)
-    given, planned = parts(module, _io.node_view(module))
+    view = _io.node_view(module)
+    given, planned = parts(module, view)
+    lease = _io.part_options(module, 'lease', _lease.TAKE_SPEC)
+    taken = {}
     done = []
     try:
+        if lease is not None:
+            taken, dummy = _lease.run(module, view, dict(lease, state='present', owner=''))
+            taken = {k: taken[k] for k in ('owner', 'holder', 'since', 'lease_file', 'waited')}
         _io.locked_apply_all(module, [part for dummy, part in given], done=done)
     except (PlanError, _io.ApplyError) as e:
         details = dict(getattr(e, 'details', {}))
-        # what the parts before the failed one wrote: a caller puts it back from here
+        # what the parts before the failed one wrote: a caller puts it back from here (and gives the lease back)
         details['files'] = [f for r in done for f in r.get('files', [])]
+        if taken:
+            details['lease'] = taken
         module.fail_json(msg=e.msg, **details)
     result = _io.parts_result(done)
+    if taken:
+        result['lease'] = taken
     result.update((name, r) for (name, dummy), r in zip(given, done)
                   if not (name == 'flag' and planned.get('flag_left_out')))
     module.exit_json(**result)

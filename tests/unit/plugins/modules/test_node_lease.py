@@ -83,3 +83,27 @@ def test_check_mode_takes_nothing(node):
 @pytest.mark.parametrize('name', ['', '../x', 'a b', 'a/b'])
 def test_bad_names(node, name):
     assert 'not a valid lease name' in module_fail(node_lease, {'name': name, 'timeout': 0})
+
+
+def test_the_rollback_copies_go_with_the_lease_in_one_run(node):
+    held = take(holder='install_csi')
+    node.write('/etc/k3s.conf', 'token: K10secret::server:abc\n')
+    copy = '/etc/k3s.conf.12.2026-11-30@06:00:00~'
+    node.write(copy, 'token: K10old::server:def\n')
+    files = [{'path': '/etc/k3s.conf', 'action': 'modified', 'backup_file': copy}]
+    failed, r = run_module(node_lease, {'name': 'scheduler_extender', 'owner': held['owner'], 'state': 'absent',
+                                        'discard': files}, diff=True)
+    assert not failed and r['changed'] and r['backups_removed'] == [copy] and 'diff' not in r
+    assert not node.exists(copy) and not node.exists(LEASE) and node.exists('/etc/k3s.conf')
+    assert [f['path'] for f in r['files']] == [copy, LEASE]
+    assert 'K10old' not in json.dumps(r)
+
+
+def test_a_copy_that_is_not_a_file_keeps_the_lease_and_the_rest(node):
+    held = take(holder='install_csi')
+    node.write('/etc/k3s.conf', 'a: 1\n')
+    node.makedirs('/etc/k3s.conf.12.2026-11-30@06:00:00~')
+    files = [{'path': '/etc/k3s.conf', 'action': 'modified', 'backup_file': '/etc/k3s.conf.12.2026-11-30@06:00:00~'}]
+    msg = module_fail(node_lease, {'name': 'scheduler_extender', 'owner': held['owner'], 'state': 'absent', 'discard': files})
+    assert 'not a regular file' in msg and node.exists(LEASE)
+    assert 'state=absent' in module_fail(node_lease, {'name': 'scheduler_extender', 'discard': files})

@@ -144,3 +144,34 @@ def test_an_inline_private_key_and_a_secret_flag_are_masked(k3s):  # pylint: dis
     given['flag']['arg'] = '--token=Tk7secretQ'
     dummy, result = run_module(scheduler_files, given, diff=True)
     assert KEY not in json.dumps(result) and 'Tk7secretQ' not in json.dumps(result), result
+
+
+LEASE = '/run/baremetal-k3s/scheduler_extender.lease'
+
+
+def test_the_lease_is_taken_in_the_same_run_and_kept(k3s):  # pylint: disable=redefined-outer-name
+    r = module_ok(scheduler_files, dict(options(), lease={'name': 'scheduler_extender', 'holder': 'install_csi', 'timeout': 0}))
+    assert r['changed'] and [f['path'] for f in r['files']] == [CONFIG, UNIT], 'the lease file is not one of the files'
+    held = json.loads(k3s.read(LEASE))
+    assert r['lease']['owner'] == held['owner'] and r['lease']['holder'] == 'install_csi' == held['holder']
+    assert r['lease']['since'] == held['since'] and r['lease']['lease_file'] == LEASE
+    # another run's write waits for it, then fails naming the holder, with nothing written
+    before = k3s.tree()
+    failed, result = run_module(scheduler_files, dict(options('absent'), lease={'name': 'scheduler_extender', 'timeout': 0}))
+    assert failed and 'held by install_csi' in result['msg'] and LEASE in result['msg'] and k3s.tree() == before
+    assert 'lease' not in result
+
+
+def test_a_refused_write_keeps_the_lease_it_took_for_the_caller_to_give_back(k3s):  # pylint: disable=redefined-outer-name
+    given = options()
+    given['flag'] = dict(given['flag'], arg='--kube-scheduler-arg=config=$X')
+    failed, result = run_module(scheduler_files, dict(given, lease={'name': 'scheduler_extender', 'timeout': 0}))
+    assert failed and '$' in result['msg'] and result['files'] == [] and not k3s.exists(CONFIG)
+    assert result['lease']['owner'] == json.loads(k3s.read(LEASE))['owner']
+
+
+def test_a_bad_lease_option_is_refused_before_anything(k3s):  # pylint: disable=redefined-outer-name
+    before = k3s.tree()
+    for lease, what in (({'name': '../x'}, 'name'), ({'holder': 'x'}, 'name'), ({'name': 'a', 'timeout': 'soon'}, 'timeout')):
+        failed, result = run_module(scheduler_files, dict(options(), lease=lease))
+        assert failed and what in result['msg'] and k3s.tree() == before, result
