@@ -16,6 +16,7 @@ static pod of the kubelet's (kubeadm) from the kube-scheduler manifest.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -72,7 +73,7 @@ def _empty(service, hostname, platform=_platform.K3S):
         'scheduler_config': '', 'scheduler_config_source': '', 'scheduler_ca_file': '', 'version': '',
         'kubernetes_version': '',
         'active': False, 'main_pid': 0, 'enabled': False, 'node_name': node, 'started_at': '', 'pending': [], 'pending_msg': '',
-        'missing_token_files': [],
+        'missing_token_files': [], 'cluster_id': '',
         'platform_record': platform.facts(service=services.short_name(service), node=node),
     }
 
@@ -427,11 +428,27 @@ def gather(view, params, found=None):
         facts, warnings = _gather(view, params, found)
         facts['scratch_left'] = scratch_left(view, params.get('scratch_dirs') or [], warnings)
         facts['sha256_files'] = file_facts(view, params.get('sha256_files') or [], warnings)
+        facts['cluster_id'] = cluster_id(view, facts['admin_kubeconfig']) if facts.get('node_role') == 'server' else ''
     except PlanError as e:
         e.msg = secrets.hide_message(e.msg, found)
         e.args = (e.msg,)
         raise
     return Plan(facts=facts, warnings=[secrets.hide_message(w, found) for w in warnings])
+
+
+def cluster_id(view, kubeconfig):
+    """Which cluster this server serves: the sha256 of the CA its administrator's kubeconfig trusts (the first
+    cluster's ``certificate-authority-data``), the same on every server of one cluster and different between clusters
+    (each makes its own CA); '' when there is no such kubeconfig, it cannot be read, or it names no CA by data. Only
+    that field is read out of the file, which also holds the administrator's key."""
+    try:
+        data = view.read(kubeconfig) if kubeconfig else None
+    except (OSError, ValueError, ViewError):
+        return ''
+    if not data:
+        return ''
+    found = re.search(rb'^\s*certificate-authority-data:\s*["\']?([A-Za-z0-9+/=]+)["\']?\s*$', data, re.M)
+    return hashlib.sha256(found.group(1)).hexdigest() if found else ''
 
 
 def _gather(view, params, found):

@@ -71,39 +71,64 @@ class NamespaceMissing(PlanError):
 
 
 class Request:
-    """What to publish: validated once, so that bad input fails before kubectl is ever run."""
+    """What to publish: validated once, so that bad input fails before kubectl is ever run. One node's entry
+    (``node_name`` with its ``state``, ``kube_scheduler``, ``restarted``), or several nodes' in one write (``nodes``:
+    a list of dicts with those keys, ``state`` present by default)."""
 
-    def __init__(self, kubectl, name, namespace, node_name, state='present', kube_scheduler=None,
-                 restarted=False, kubeconfig=None):
+    def __init__(self, kubectl, name, namespace, node_name=None, state='present', kube_scheduler=None,
+                 restarted=False, kubeconfig=None, nodes=None):
         self.kubectl = list(kubectl or [])
         self.kubeconfig = kubeconfig or None
         self.name = name
         self.namespace = namespace
-        self.node_name = node_name
-        self.state = state
-        self.kube_scheduler = kube_scheduler
-        self.restarted = bool(restarted)
         self._validate()
+        self.batch = nodes is not None
+        if not self.batch:
+            nodes = [{'node_name': node_name, 'state': state, 'kube_scheduler': kube_scheduler, 'restarted': restarted}]
+        self.nodes = self._checked(nodes)
+        self.node_name = ', '.join(n['node_name'] for n in self.nodes)
+
+    @staticmethod
+    def _checked(nodes):
+        """The nodes' entries as dicts, each checked; a node named twice is refused."""
+        if not isinstance(nodes, list) or not nodes:
+            raise PlanError('nodes must be a non-empty list of {node_name, kube_scheduler, restarted, state}; got %r'
+                            % (nodes,))
+        out = []
+        for node in nodes:
+            if not isinstance(node, dict):
+                raise PlanError('each of nodes must be a {node_name, kube_scheduler, restarted, state}; got %r' % (node,))
+            entry = {'node_name': node.get('node_name'), 'state': node.get('state') or 'present',
+                     'kube_scheduler': node.get('kube_scheduler'), 'restarted': bool(node.get('restarted'))}
+            if entry['state'] not in ('present', 'absent'):
+                raise PlanError('state must be present or absent, not %r' % (entry['state'],))
+            _names.check('node_name', entry['node_name'], _names.DNS_SUBDOMAIN, PlanError, what='a Kubernetes node name',
+                         hint='give the name the node registers with, in lower case (k3s_info returns it as "node_name")')
+            if entry['state'] == 'present' and not (isinstance(entry['kube_scheduler'], str)
+                                                    and entry['kube_scheduler'].strip()):
+                raise PlanError('kube_scheduler is needed with state=present: the scheduler\'s name for the readiness '
+                                'ConfigMap (extender_status returns it, for example k3s@%s)' % entry['node_name'])
+            if entry['node_name'] in [n['node_name'] for n in out]:
+                raise PlanError('node %s is named twice in nodes: give each node once' % entry['node_name'])
+            out.append(entry)
+        return out
 
     def _validate(self):
         if not self.kubectl or not all(isinstance(a, str) and a for a in self.kubectl):
             raise PlanError('kubectl must be the kubectl command as a list of non-empty words, for example '
                             '[/usr/local/bin/k3s, kubectl] (k3s_info returns it as "kubectl"); got %r' % (self.kubectl,))
-        if self.state not in ('present', 'absent'):
-            raise PlanError('state must be present or absent, not %r' % (self.state,))
         _names.check('name', self.name, _names.DNS_SUBDOMAIN, PlanError, what='a valid ConfigMap name')
         _names.check('namespace', self.namespace, _names.DNS_LABEL, PlanError, what='a valid namespace name')
-        _names.check('node_name', self.node_name, _names.DNS_SUBDOMAIN, PlanError, what='a Kubernetes node name',
-                     hint='give the name the node registers with, in lower case (k3s_info returns it as "node_name")')
-        if self.state == 'present' and not (isinstance(self.kube_scheduler, str) and self.kube_scheduler.strip()):
-            raise PlanError('kube_scheduler is needed with state=present: the scheduler\'s name for the readiness '
-                            'ConfigMap (extender_status returns it, for example k3s@%s)' % self.node_name)
+
+    def wanted(self, left_out=()):
+        """[(node name, its entry as it should be, or None when it should be gone)], without the nodes ``left_out``."""
+        return [(n['node_name'], None if n['state'] == 'absent' else
+                 {'node_name': n['node_name'], 'kube_scheduler': n['kube_scheduler'], 'restarted': n['restarted']})
+                for n in self.nodes if n['node_name'] not in left_out]
 
     def entry(self):
-        """This node's entry as it should be, or None when it should be gone."""
-        if self.state == 'absent':
-            return None
-        return {'node_name': self.node_name, 'kube_scheduler': self.kube_scheduler, 'restarted': self.restarted}
+        """The one node's entry as it should be, or None when it should be gone."""
+        return self.wanted()[0][1]
 
     @property
     def where(self):
@@ -243,7 +268,7 @@ class Kubectl:
 
 
 # -- the change -------------------------------------------------------------------------------
-def plan(request, current):
+def plan(request, current, left_out=()):
     """One round: the ConfigMap as read (``current``, None when there is none) and what to write, as a Plan.
 
     Its one Change (when there is something to write) is ``nodes.yaml`` of the ConfigMap, bytes before and after;
@@ -253,7 +278,10 @@ def plan(request, current):
     """
     data = (current or {}).get('data') or {}
     before_text = data.get(DATA_KEY) if isinstance(data.get(DATA_KEY), str) else ''
-    after, changed = apply_entry(parse_document(before_text, request.where), request.node_name, request.entry())
+    after, changed = parse_document(before_text, request.where), False
+    for node_name, entry in request.wanted(left_out):
+        after, changed_here = apply_entry(after, node_name, entry)
+        changed = changed or changed_here
     after_text = render(after) if changed else before_text
     if changed and current is not None and current.get('immutable') is True:
         raise PlanError('%s is immutable (immutable: true), so %s cannot be updated. Delete it (kubectl delete '

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
 ACTIONS = ('created', 'modified', 'removed')
@@ -134,6 +133,10 @@ def plan(view, params):
 def hidden_plan(plan_, no_log_values):
     """``plan_`` with a diff that shows no secret the files hold (a token in a unit, an env file, a config file); the
     values also go to ``no_log_values``, so Ansible masks them in the whole result."""
+    # here, not at the top: the secret finders read YAML and units (several thousand lines a module run compiles on the
+    # node), and node_lease, which drops copies without showing them, needs none of it
+    from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets  # pylint: disable=import-outside-toplevel
+
     found = []
     for change in plan_.changes:
         found += _secrets.file_secrets(change.before) + _secrets.file_secrets(change.after)

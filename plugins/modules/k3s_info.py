@@ -286,6 +286,15 @@ admin_kubeconfig:
   returned: always
   type: str
   sample: /etc/rancher/k3s/k3s.yaml
+cluster_id:
+  description:
+    - Which cluster a server serves - the sha256 of the CA its administrator's kubeconfig trusts (its first
+      C(certificate-authority-data)), the same on every server of a cluster and different between clusters. Only that
+      field of the file is read.
+    - Empty on an agent, and when that kubeconfig is not there or names its CA by file only.
+  returned: always
+  type: str
+  sample: 3b5d5c3712955042212316173ccf37be800b5b2d5c1b4e4c7d0e4f6a6a0e6b9c
 kubectl:
   description:
     - The platform's own kubectl, as the words a command starts with - V([<k3s binary>, kubectl]) for k3s, which ships

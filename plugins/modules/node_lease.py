@@ -179,8 +179,8 @@ def main():
                 module.fail_json(msg='discard goes with state=absent: the rollback copies are dropped as the lease of the '
                                      'run that kept them is given back. Nothing was changed.')
             dropped = {'files': params['discard'], 'mode': 'discard'}
-            first = _io.Part(lambda: rollback.hidden_plan(rollback.plan(view, dropped), module.no_log_values),
-                             paths=rollback.paths(dropped))
+            # no secret to hide: the result names the copies, never their bytes (no diff, below)
+            first = _io.Part(lambda: rollback.plan(view, dropped), paths=rollback.paths(dropped))
         result, copies = lease.run(module, view, params, first)
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg)

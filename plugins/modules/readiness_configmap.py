@@ -8,7 +8,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: readiness_configmap
-short_description: Publish or withdraw this node's entry in the readiness ConfigMap of a scheduler extender
+short_description: Publish or withdraw nodes' entries in the readiness ConfigMap of a scheduler extender
 version_added: 0.1.0
 description:
   - Adds, updates or removes one node's entry in the C(nodes.yaml) key of a ConfigMap, in the format of CSI Baremetal's
@@ -26,6 +26,8 @@ description:
     then read again and the change redone, up to 20 times, with a short random pause in between.
   - Nothing is written when this node's entry already is as wanted, or, with O(state=absent), when there is no
     ConfigMap or no entry.
+  - With O(nodes), the entries of several nodes of the cluster are written at once, one write for all of them - what
+    a rollout that proved several servers publishes at its end, through one server's API.
 author:
   - baremetal.k3s contributors (@baremetal)
 requirements:
@@ -57,9 +59,34 @@ options:
     type: str
     default: default
   node_name:
-    description: The node whose entry this is, the name it registers with (M(baremetal.k3s.k3s_info) RV(baremetal.k3s.k3s_info#module:node_name)).
+    description:
+      - The node whose entry this is, the name it registers with (M(baremetal.k3s.k3s_info) RV(baremetal.k3s.k3s_info#module:node_name)).
+      - One of O(node_name) and O(nodes) is required.
     type: str
-    required: true
+  nodes:
+    description:
+      - Several nodes' entries, written at once. Each takes the keys of the single entry - C(node_name) (required),
+        C(kube_scheduler), C(restarted), C(state) - and O(kube_scheduler), O(restarted) and O(state) do not apply then.
+      - Every node of the cluster this kubectl talks to; a node named twice is refused.
+    type: list
+    elements: dict
+    suboptions:
+      node_name:
+        description: As O(node_name).
+        type: str
+        required: true
+      kube_scheduler:
+        description: As O(kube_scheduler).
+        type: str
+      restarted:
+        description: As O(restarted).
+        type: bool
+        default: false
+      state:
+        description: As O(state).
+        type: str
+        choices: [present, absent]
+        default: present
   kube_scheduler:
     description:
       - The C(kube_scheduler) of the entry, the scheduler's name (M(baremetal.k3s.extender_status) returns it - C(k3s@<node>)
@@ -101,6 +128,15 @@ EXAMPLES = r'''
     kube_scheduler: "k3s@{{ node.node_name }}"
     restarted: true
 
+- name: Publish the entries of every server a rollout proved, in one write through the first one's API
+  baremetal.k3s.readiness_configmap:
+    kubectl: "{{ node.kubectl }}"
+    kubeconfig: "{{ node.admin_kubeconfig }}"
+    namespace: csi-baremetal
+    nodes:
+      - {node_name: server-1, kube_scheduler: k3s@server-1, restarted: true}
+      - {node_name: server-2, kube_scheduler: k3s@server-2, restarted: true}
+  run_once: true
 - name: Withdraw this node
   baremetal.k3s.readiness_configmap:
     kubectl: [/var/lib/rancher/rke2/bin/kubectl]
@@ -160,7 +196,13 @@ ARGUMENT_SPEC = dict(
     _kubectl.OPTIONS,
     name=dict(type='str', default='extender-readiness'),
     namespace=dict(type='str', default='default'),
-    node_name=dict(type='str', required=True),
+    node_name=dict(type='str'),
+    nodes=dict(type='list', elements='dict', options=dict(
+        node_name=dict(type='str', required=True),
+        kube_scheduler=dict(type='str'),
+        restarted=dict(type='bool', default=False),
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+    )),
     kube_scheduler=dict(type='str'),
     restarted=dict(type='bool', default=False),
     state=dict(type='str', default='present', choices=['present', 'absent']),
@@ -168,7 +210,8 @@ ARGUMENT_SPEC = dict(
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
+                           mutually_exclusive=[('node_name', 'nodes')], required_one_of=[('node_name', 'nodes')])
     if not readiness.HAS_YAML:
         module.fail_json(msg=_deps.missing_lib_msg('PyYAML'), exception=str(readiness.YAML_IMPORT_ERROR))
     params = module.params
@@ -176,7 +219,7 @@ def main():
         request = readiness.Request(
             kubectl=params['kubectl'], kubeconfig=params['kubeconfig'], name=params['name'],
             namespace=params['namespace'], node_name=params['node_name'], state=params['state'],
-            kube_scheduler=params['kube_scheduler'], restarted=params['restarted'])
+            kube_scheduler=params['kube_scheduler'], restarted=params['restarted'], nodes=params['nodes'])
         view = _io.node_view(module)
         _check_files(module, view, params)
         result = readiness.publish(view.run, request, check_mode=module.check_mode)

@@ -97,8 +97,10 @@ flag:
   returned: when O(flag) is given and its part runs (see the description for C(state=absent) in O(flag))
   type: dict
 lease:
-  description: The lease taken, as M(baremetal.k3s.node_lease) returns it (C(owner), C(holder), C(since), C(lease_file),
-    C(waited)); also in the result of a failure after it was taken.
+  description:
+    - The lease taken, as M(baremetal.k3s.node_lease) returns it (C(owner), C(holder), C(since), C(lease_file), C(waited),
+      and C(files), the lease file when it was created); also in the result of a failure after it was taken.
+    - The lease file is not one of RV(files) - the files a caller puts back on a failure.
   returned: when O(lease) is given
   type: dict
 files:
@@ -190,7 +192,7 @@ def main():
     try:
         if lease is not None:
             taken, dummy = _lease.run(module, view, dict(lease, state='present', owner=''))
-            taken = {k: taken[k] for k in ('owner', 'holder', 'since', 'lease_file', 'waited')}
+            taken = {k: taken[k] for k in ('owner', 'holder', 'since', 'lease_file', 'waited', 'files')}
         _io.locked_apply_all(module, [part for dummy, part in given], done=done)
     except (PlanError, _io.ApplyError) as e:
         details = dict(getattr(e, 'details', {}))

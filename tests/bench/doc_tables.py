@@ -5,6 +5,7 @@
 """The tables of docs/performance.md, made from the benchmarks' bench.json (a unit test holds the page to them).
 
     python3 tests/bench/doc_tables.py rollout DEFAULTS.json [PIPELINING.json]    (tests/bench/run.sh's bench.json)
+    python3 tests/bench/doc_tables.py steps BENCH.json                               (where one rollout's time went)
     python3 tests/bench/doc_tables.py fleet BENCH.json [PLAYBOOK ...]             (tests/bench/fleet.sh's bench.json)
 
 docs/bench/ keeps the bench.json of the runs the page shows.
@@ -58,6 +59,38 @@ def rollout(*results):
     return '\n'.join(lines)
 
 
+def steps(result):
+    """Where a rollout's converge went, from the bench_timeline callback's events (bench.py's step table): each play
+    with its tasks of 0.05 s or more (a play of all servers at once: its slowest server), and the one-at-a-time play
+    once, per server (the range over the servers)."""
+    rows, serial, play = [], None, ''
+    for step, took, dummy in result['converge']['steps']:
+        name = step.strip().replace('baremetal.k3s.scheduler_extender : ', '')
+        if step.startswith('play: '):
+            play = 'serial' if 'one at a time' in step else 'parallel'
+            if play == 'serial' and serial is None:
+                serial = {name.replace('play: ', 'play, per server: '): [took]}
+                rows.append(serial)
+            elif play == 'serial':
+                serial[next(iter(serial))].append(took)
+            else:
+                rows.append((name, took))
+        elif not step.startswith(' '):
+            rows.append((name, took))
+        elif play == 'serial':
+            serial.setdefault(name, []).append(took)
+        elif took >= 0.05:
+            rows.append(('&nbsp;&nbsp;' + name, took))
+    lines = ['| step | seconds |', '|---|---|']
+    for row in rows:
+        if isinstance(row, dict):
+            for i, (name, values) in enumerate(row.items()):
+                lines.append('| %s%s | %s |' % ('' if i == 0 else '&nbsp;&nbsp;', name, _span(values, '%.2f')))
+        else:
+            lines.append('| %s | %.2f |' % row)
+    return '\n'.join(lines)
+
+
 def fleet(result, playbooks=None):
     """The fleet table of one bench.json: a row per playbook (those named, in FLEET_ROWS' order)."""
     sizes = [str(s) for s in result['sizes']]
@@ -81,6 +114,8 @@ def main(argv):
     kind, paths = argv[0], argv[1:]
     if kind == 'rollout':
         print(rollout(*[json.load(open(p)) for p in paths]))
+    elif kind == 'steps':
+        print(steps(json.load(open(paths[0]))))
     else:
         print(fleet(json.load(open(paths[0])), paths[1:]))
     return 0

@@ -38,6 +38,14 @@ def test_the_page_shows_the_table_made_from_its_bench_json(kind, files, playbook
         kind, ' '.join('docs/bench/' + n for n in files + playbooks), table)
 
 
+def test_the_page_shows_where_the_rollout_on_the_defaults_went():
+    with open(os.path.join(ROOT, 'docs', 'performance.md'), encoding='utf-8') as f:
+        page = f.read()
+    table = doc_tables.steps(load('rollout-defaults.json'))
+    assert table in page, 'docs/performance.md does not show this table (python3 tests/bench/doc_tables.py steps %s):\n%s' % (
+        'docs/bench/rollout-defaults.json', table)
+
+
 def test_every_kept_bench_json_is_shown():
     kept = sorted(n for n in os.listdir(os.path.join(ROOT, 'docs', 'bench')) if n.endswith('.json'))
     assert kept == sorted({n for dummy, files, dummy2 in TABLES for n in files})

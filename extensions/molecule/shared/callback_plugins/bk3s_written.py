@@ -11,7 +11,7 @@ name: bk3s_written
 type: aggregate
 short_description: Record the paths baremetal.k3s modules report writing (the scenarios' fingerprints)
 description:
-  - For every result of a C(baremetal.k3s.*) task (loop items included) that holds C(files), adds each
+  - For every result of a C(baremetal.k3s.*) task (loop items and parts' own results included) that holds C(files), adds each
     entry's C(path) and C(backup_file) to C(<dir>/<host>.json) on the controller, a JSON object of each
     path and the action first reported for it (C(created), C(modified), C(removed); a backup is C(created)).
   - The directory is E(BK3S_WRITTEN_DIR), else C(bk3s-written) in E(MOLECULE_EPHEMERAL_DIRECTORY); with
@@ -52,6 +52,9 @@ def reported_paths(result):
             out.append((item['backup_file'], 'created'))
     for sub in result.get('results') or []:
         out.extend(reported_paths(sub))
+    for part in result.values():  # a part's own result (scheduler_files' lease, config, flag)
+        if isinstance(part, dict) and 'files' in part:
+            out.extend(reported_paths(part))
     return out
 
 

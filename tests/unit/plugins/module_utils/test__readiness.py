@@ -492,3 +492,42 @@ def test_bad_requests_are_refused_before_kubectl_runs(kw, message):
 def test_absent_needs_no_kube_scheduler():
     assert request(state='absent').entry() is None
     assert request(state='present', kube_scheduler='k3s@server-1', restarted=0).entry() == entry('server-1', False)
+
+
+# -- several nodes in one write ---------------------------------------------------------------------
+def batch(*nodes, **kw):
+    args = dict(kubectl=KUBECTL, kubeconfig=KUBECONFIG, name='extender-readiness', namespace='default', nodes=list(nodes))
+    args.update(kw)
+    return readiness.Request(**args)
+
+
+def test_several_nodes_in_one_write_keep_the_others(api):
+    api.put('extender-readiness', {'nodes.yaml': nodes_yaml(entry('other'), entry('server-2', False))})
+    r = publish(api, batch({'node_name': 'server-2', 'kube_scheduler': 'k3s@server-2', 'restarted': True},
+                           {'node_name': 'server-1', 'kube_scheduler': 'k3s@server-1', 'restarted': True},
+                           {'node_name': 'server-9', 'state': 'absent'}))
+    assert r['changed'] and r['attempts'] == 1 and api.verbs() == ['get', 'replace']
+    assert r['nodes'] == [entry('other'), entry('server-1'), entry('server-2')]
+    # the same bytes as one write per node
+    one_by_one = FakeApi()
+    one_by_one.put('extender-readiness', {'nodes.yaml': nodes_yaml(entry('other'), entry('server-2', False))})
+    for node in ('server-2', 'server-1'):
+        publish(one_by_one, request(node))
+    assert (api.objects[('default', 'extender-readiness')]['data']
+            == one_by_one.objects[('default', 'extender-readiness')]['data'])
+    again = publish(api, batch({'node_name': 'server-1', 'kube_scheduler': 'k3s@server-1', 'restarted': True}))
+    assert not again['changed'] and api.verbs()[-1] == 'get'
+
+
+@pytest.mark.parametrize('nodes, message', [
+    ([], 'nodes must be a non-empty list'),
+    (['server-1'], 'each of nodes must be'),
+    ([{'node_name': 'Server 1', 'kube_scheduler': 'x'}], 'is not a Kubernetes node name'),
+    ([{'node_name': 'server-1'}], 'kube_scheduler is needed with state=present'),
+    ([{'node_name': 'server-1', 'state': 'gone'}], 'state must be present or absent'),
+    ([{'node_name': 'server-1', 'state': 'absent'}, {'node_name': 'server-1', 'kube_scheduler': 'x'}], 'named twice'),
+])
+def test_bad_batches_are_refused_before_kubectl_runs(nodes, message):
+    with pytest.raises(PlanError) as e:
+        batch(*nodes)
+    assert message in e.value.msg

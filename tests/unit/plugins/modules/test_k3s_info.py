@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 
 import pytest
@@ -26,7 +28,7 @@ KEYS = {'changed', 'installed', 'platform', 'init', 'service', 'unit_path', 'dro
         'argv', 'k3s_args', 'config_file', 'config_files', 'config_dir_writable', 'scheduler_args',
         'scheduler_config', 'scheduler_config_source', 'version', 'kubernetes_version', 'active', 'main_pid',
         'node_name', 'manifest_path', 'data_dir', 'scheduler_kubeconfig', 'admin_kubeconfig', 'kubectl',
-        'scheduler_ca_file'}
+        'scheduler_ca_file', 'cluster_id'}
 
 
 CONFIG = '/etc/rancher/k3s/config.yaml'
@@ -606,3 +608,31 @@ def test_sha256_files_reads_each_file_as_stat_does(node):
     assert node.tree() == before
     assert ok({'service': 'k3s-agent'})['sha256_files'] == []  # not asked: nothing read
     assert 'sha256_files: bin/k3s is not an absolute path' in fail({'service': 'k3s', 'sha256_files': ['bin/k3s']})
+
+
+KUBECONFIG_TEXT = '''apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: %s
+    server: https://127.0.0.1:6443
+  name: default
+users:
+- name: default
+  user:
+    client-key-data: S0VZc2VjcmV0
+'''
+
+
+def test_cluster_id_is_the_ca_the_admin_kubeconfig_trusts(node):
+    node.install()
+    assert ok()['cluster_id'] == '', 'no kubeconfig yet'
+    node.write('/etc/rancher/k3s/k3s.yaml', KUBECONFIG_TEXT % 'Q0Etb25l')
+    one = ok()['cluster_id']
+    assert one == hashlib.sha256(b'Q0Etb25l').hexdigest()
+    node.write('/etc/rancher/k3s/k3s.yaml', KUBECONFIG_TEXT % '"Q0EtdHdv"')
+    assert ok()['cluster_id'] not in ('', one), 'another cluster, another CA'
+    node.write('/etc/rancher/k3s/k3s.yaml', KUBECONFIG_TEXT.replace('certificate-authority-data: %s', 'certificate-authority: /ca.crt'))
+    assert ok()['cluster_id'] == ''
+    assert 'S0VZc2VjcmV0' not in json.dumps(ok()), 'nothing else of the file is returned'
+    node.install(command='agent', args=['--server', 'https://10.0.0.1:6443'])
+    assert ok({'service': 'k3s-agent'})['cluster_id'] == ''

@@ -155,6 +155,7 @@ def test_the_lease_is_taken_in_the_same_run_and_kept(k3s):  # pylint: disable=re
     held = json.loads(k3s.read(LEASE))
     assert r['lease']['owner'] == held['owner'] and r['lease']['holder'] == 'install_csi' == held['holder']
     assert r['lease']['since'] == held['since'] and r['lease']['lease_file'] == LEASE
+    assert r['lease']['files'] == [{'path': LEASE, 'action': 'created', 'backup_file': None}]
     # another run's write waits for it, then fails naming the holder, with nothing written
     before = k3s.tree()
     failed, result = run_module(scheduler_files, dict(options('absent'), lease={'name': 'scheduler_extender', 'timeout': 0}))
