@@ -46,7 +46,7 @@ options:
   lease:
     description:
       - The options of M(baremetal.k3s.node_lease) that take a lease (C(name), C(holder), C(timeout), C(expire)) - the
-        lease is taken first, waiting for another holder as that module waits, and the files are written under it:
+        lease is taken first, waiting for another holder as that module waits, and the files are written under it -
         the lease and the first write of a change are one module run.
       - The lease stays held after the run, also when the files fail - give it back with M(baremetal.k3s.node_lease)
         (C(state=absent), the RV(lease) C(owner)) once the change is proven or put back.
