@@ -104,8 +104,8 @@ class Request:
                 raise PlanError('state must be present or absent, not %r' % (entry['state'],))
             _names.check('node_name', entry['node_name'], _names.DNS_SUBDOMAIN, PlanError, what='a Kubernetes node name',
                          hint='give the name the node registers with, in lower case (k3s_info returns it as "node_name")')
-            if entry['state'] == 'present' and not (isinstance(entry['kube_scheduler'], str)
-                                                    and entry['kube_scheduler'].strip()):
+            named = isinstance(entry['kube_scheduler'], str) and entry['kube_scheduler'].strip()
+            if entry['state'] == 'present' and not named:
                 raise PlanError('kube_scheduler is needed with state=present: the scheduler\'s name for the readiness '
                                 'ConfigMap (extender_status returns it, for example k3s@%s)' % entry['node_name'])
             if entry['node_name'] in [n['node_name'] for n in out]:
