@@ -82,11 +82,9 @@ class Request:
         self.name = name
         self.namespace = namespace
         self._validate()
-        self.batch = nodes is not None
-        if not self.batch:
+        if nodes is None:
             nodes = [{'node_name': node_name, 'state': state, 'kube_scheduler': kube_scheduler, 'restarted': restarted}]
         self.nodes = self._checked(nodes)
-        self.node_name = ', '.join(n['node_name'] for n in self.nodes)
 
     @staticmethod
     def _checked(nodes):
@@ -120,11 +118,11 @@ class Request:
         _names.check('name', self.name, _names.DNS_SUBDOMAIN, PlanError, what='a valid ConfigMap name')
         _names.check('namespace', self.namespace, _names.DNS_LABEL, PlanError, what='a valid namespace name')
 
-    def wanted(self, left_out=()):
-        """[(node name, its entry as it should be, or None when it should be gone)], without the nodes ``left_out``."""
+    def wanted(self):
+        """[(node name, its entry as it should be, or None when it should be gone)]."""
         return [(n['node_name'], None if n['state'] == 'absent' else
                  {'node_name': n['node_name'], 'kube_scheduler': n['kube_scheduler'], 'restarted': n['restarted']})
-                for n in self.nodes if n['node_name'] not in left_out]
+                for n in self.nodes]
 
     def entry(self):
         """The one node's entry as it should be, or None when it should be gone."""
@@ -268,7 +266,7 @@ class Kubectl:
 
 
 # -- the change -------------------------------------------------------------------------------
-def plan(request, current, left_out=()):
+def plan(request, current):
     """One round: the ConfigMap as read (``current``, None when there is none) and what to write, as a Plan.
 
     Its one Change (when there is something to write) is ``nodes.yaml`` of the ConfigMap, bytes before and after;
@@ -279,7 +277,7 @@ def plan(request, current, left_out=()):
     data = (current or {}).get('data') or {}
     before_text = data.get(DATA_KEY) if isinstance(data.get(DATA_KEY), str) else ''
     after, changed = parse_document(before_text, request.where), False
-    for node_name, entry in request.wanted(left_out):
+    for node_name, entry in request.wanted():
         after, changed_here = apply_entry(after, node_name, entry)
         changed = changed or changed_here
     after_text = render(after) if changed else before_text
