@@ -24,6 +24,7 @@ import uuid
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _names
+from ansible_collections.baremetal.k3s.plugins.module_utils import _rollback
 from ansible_collections.baremetal.k3s.plugins.module_utils import _terminal
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Change, Plan, PlanError
 
@@ -135,3 +136,23 @@ def run(module, view, params, first=None):
     result = done[-1]
     result['waited'] = round(view.clock.monotonic() - start, 1)
     return result, (done[0] if first else None)
+
+
+def give_back(module, view, params):
+    """Give back the lease ``params`` names (``name``, ``owner``) and, first and under the same locks, drop the
+    rollback copies of ``params['discard']`` (the writing modules' ``files``): the end of a proven change, in one
+    module run (node_lease with state=absent; extender_status's give_back once the scheduler is proven). Returns the
+    lease's result with the copies' ``files`` before its own and ``backups_removed``; the result holds no diff (a
+    copy's bytes are the file's, secrets and all). PlanError and ApplyError are the caller's to report."""
+    discard = params.get('discard') or []
+    first = None
+    if discard:
+        dropped = {'files': discard, 'mode': 'discard'}
+        # no secret to hide: the result names the copies, never their bytes
+        first = _io.Part(lambda: _rollback.plan(view, dropped), paths=_rollback.paths(dropped))
+    result, copies = run(module, view, dict(params, state='absent', timeout=params.get('timeout', 0)), first)
+    result.pop('diff', None)
+    if copies is not None:
+        result.update(changed=result['changed'] or copies['changed'], files=copies['files'] + result['files'],
+                      backups_removed=copies['backups_removed'])
+    return result

@@ -290,6 +290,31 @@ options:
         (C(attempts)) and what the crash-loop rule saw so far (C(watch)).
       - Set by the action plugin of the same name; playbooks need not set it.
     type: dict
+  give_back:
+    description:
+      - Once the scheduler is proven ready (RV(ready)), give back the lease a writing module took (as
+        M(baremetal.k3s.node_lease) does with O(baremetal.k3s.node_lease#module:state=absent)) and drop the rollback
+        copies of O(give_back.discard) first, in this same module run - the end of a proven change without one more
+        module run.
+      - Nothing is given back when the scheduler is not ready, in check mode, or before the last slice of a wait;
+        the caller gives the lease back then (RV(given_back) is not returned).
+      - When the give-back itself fails (a copy that is not a regular file), the result stays as the wait found it,
+        with a warning and the lease still held, for the caller's own give-back to report.
+    type: dict
+    suboptions:
+      name:
+        description: The lease, for example V(scheduler_extender).
+        type: str
+        required: true
+      owner:
+        description: Its owner, as the module that took it returned it.
+        type: str
+        required: true
+      discard:
+        description: The writing modules' C(files) (V([{path, action, backup_file}])) whose rollback copies are dropped.
+        type: list
+        elements: dict
+        default: []
 notes:
   - The node name is the host name in lower case, as k3s and the kubelet use by default; a
     C(--node-name) override is not read.
@@ -359,6 +384,12 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+given_back:
+  description:
+    - The lease given back and the copies dropped (O(give_back)), as M(baremetal.k3s.node_lease) returns them
+      (C(owner), C(lease_file), C(files), C(backups_removed)); the task is changed when copies were dropped.
+  returned: when O(give_back) is given and the scheduler is ready
+  type: dict
 ready:
   description: Service active, restarted since the change, scheduler healthy and extender reachable (each when it applies).
   returned: always
@@ -590,6 +621,11 @@ ARGUMENT_SPEC = dict(
     journal_lines=dict(type='int', default=20),
     slice_seconds=dict(type='float', default=0),
     resume=dict(type='dict'),
+    give_back=dict(type='dict', options=dict(
+        name=dict(type='str', required=True),
+        owner=dict(type='str', required=True, no_log=False),
+        discard=dict(type='list', elements='dict', default=[]),
+    )),
     extenders=dict(type='list', elements='dict', options=dict(
         name=dict(type='str', required=True),
         url=dict(type='str', required=True),
@@ -611,11 +647,21 @@ ARGUMENT_SPEC = dict(
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    view = _io.node_view(module)
     try:
-        plan = extender_status.status(_io.node_view(module), module.params)
+        plan = extender_status.status(view, module.params)
     except PlanError as e:
         module.fail_json(msg=e.msg, changed=False, **e.details)
-    module.exit_json(**_io.report(module, plan))
+    result = _io.report(module, plan)
+    if module.params['give_back'] and result.get('ready') is True and not module.check_mode:
+        from ansible_collections.baremetal.k3s.plugins.module_utils import _lease  # only a proven change's run needs it
+        try:
+            result['given_back'] = _lease.give_back(module, view, module.params['give_back'])
+        except (PlanError, _io.ApplyError) as e:
+            _io.warn(module, ['the scheduler is ready, but its lease was not given back: %s' % e.msg])
+        else:
+            result['changed'] = bool(result['given_back'].get('backups_removed'))
+    module.exit_json(**result)
 
 
 if __name__ == '__main__':

@@ -16,8 +16,10 @@ description:
   - A run that finds the lease held by another owner waits up to O(timeout) seconds for it, then fails with a message
     naming the holder. A lease older than O(expire) seconds is a leftover of a run that was killed - it is taken
     over, with a warning.
-  - The roles of this collection take one at their start and give it back at their end (also when they fail), so two
-    playbook runs against the same node never change it at the same time. Each module also locks the files it
+  - The roles of this collection take one with their first write and give it back at their end (also when they fail;
+    a proven change gives it back in the module run that proves it, M(baremetal.k3s.extender_status)'s
+    O(baremetal.k3s.extender_status#module:give_back)), so two playbook runs against the same node never change it
+    at the same time. Each module also locks the files it
     changes while it runs.
   - C(/run) is emptied at boot, so a reboot gives back every lease.
 author:
@@ -157,7 +159,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _lease as lease
-from ansible_collections.baremetal.k3s.plugins.module_utils import _rollback as rollback
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
 ARGUMENT_SPEC = dict(
@@ -172,22 +173,17 @@ def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     view = _io.node_view(module)
     params = module.params
-    first = None
     try:
-        if params['discard']:
-            if params['state'] != 'absent':
-                module.fail_json(msg='discard goes with state=absent: the rollback copies are dropped as the lease of the '
-                                     'run that kept them is given back. Nothing was changed.')
-            dropped = {'files': params['discard'], 'mode': 'discard'}
-            # no secret to hide: the result names the copies, never their bytes (no diff, below)
-            first = _io.Part(lambda: rollback.plan(view, dropped), paths=rollback.paths(dropped))
-        result, copies = lease.run(module, view, params, first)
+        if params['discard'] and params['state'] != 'absent':
+            module.fail_json(msg='discard goes with state=absent: the rollback copies are dropped as the lease of the '
+                                 'run that kept them is given back. Nothing was changed.')
+        if params['state'] == 'absent':
+            result = lease.give_back(module, view, params)
+        else:
+            result, dummy = lease.run(module, view, params)
     except (PlanError, _io.ApplyError) as e:
         module.fail_json(msg=e.msg)
     result.pop('diff', None)  # no diff: a copy's bytes are the file's, secrets and all
-    if copies is not None:
-        result.update(changed=result['changed'] or copies['changed'], files=copies['files'] + result['files'],
-                      backups_removed=copies['backups_removed'])
     module.exit_json(**result)
 
 

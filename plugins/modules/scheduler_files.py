@@ -49,7 +49,8 @@ options:
         lease is taken first, waiting for another holder as that module waits, and the files are written under it -
         the lease and the first write of a change are one module run.
       - The lease stays held after the run, also when the files fail - give it back with M(baremetal.k3s.node_lease)
-        (C(state=absent), the RV(lease) C(owner)) once the change is proven or put back.
+        (C(state=absent), the RV(lease) C(owner)) once the change is put back, or with the wait that proves it
+        (M(baremetal.k3s.extender_status)'s O(baremetal.k3s.extender_status#module:give_back)).
     type: dict
 notes:
   - At least one of the options is required.

@@ -25,7 +25,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanErr
 from ansible_collections.baremetal.k3s.plugins.modules import extender_status
 
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import BOOT, FakeNode
-from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import run_module
+from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_ok, run_module
 
 BASE = 1768298400  # 2026-01-13T10:00:00Z
 _REF = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'integration', 'extender', 'reference_extender.py')
@@ -209,6 +209,57 @@ def test_ready_k3s_systemd(node, extender):
     assert kw['environ_update']['TZ'] == 'UTC'
     # arguments reach the program as given: no ~ or $VAR expansion; stdin (none here) as given
     assert kw['expand_user_and_vars'] is False and kw['binary_data'] is True and kw['data'] is None
+
+
+LEASE = '/run/baremetal-k3s/scheduler_extender.lease'
+COPY = '/etc/rancher/k3s/config.yaml.d/50-x.yaml.7.2026-01-13@09:59:30~'
+
+
+def held_lease(node, owner='run-1'):
+    """The lease and one rollback copy a writing module left (scheduler_files with its lease option)."""
+    node.write(LEASE, json.dumps({'owner': owner, 'holder': 'install_csi', 'since': BASE - 30, 'renewed': BASE - 30}))
+    node.write('/etc/rancher/k3s/config.yaml.d/50-x.yaml', 'a: 2\n')
+    node.write(COPY, 'a: 1\n')
+    return {'name': 'scheduler_extender', 'owner': owner,
+            'discard': [{'path': '/etc/rancher/k3s/config.yaml.d/50-x.yaml', 'action': 'modified', 'backup_file': COPY}]}
+
+
+def test_ready_gives_the_lease_back_with_the_copies_in_the_same_run(node, extender):
+    failed, result = run_module(extender_status, args(extender, give_back=held_lease(node)))
+    assert not failed and result['ready'] is True, result
+    assert result['changed'] is True and result['given_back']['backups_removed'] == [COPY]
+    assert [f['path'] for f in result['given_back']['files']] == [COPY, LEASE]
+    assert not node.exists(LEASE) and not node.exists(COPY) and node.exists('/etc/rancher/k3s/config.yaml.d/50-x.yaml')
+    assert 'diff' not in result['given_back']
+
+
+def test_not_ready_or_check_mode_gives_nothing_back(node, extender):
+    give = held_lease(node)
+    extender.mode('error500')
+    failed, result = run_module(extender_status, args(extender, give_back=give))
+    assert not failed and result['ready'] is False and 'given_back' not in result and not result['changed']
+    assert node.exists(LEASE) and node.exists(COPY)
+    extender.mode('ok')
+    failed, result = run_module(extender_status, args(extender, give_back=give), check_mode=True)
+    assert not failed and result['ready'] is True and 'given_back' not in result
+    assert node.exists(LEASE) and node.exists(COPY)
+
+
+def test_a_give_back_that_fails_keeps_the_proof_and_the_lease(node, extender):
+    give = held_lease(node)
+    node.unlink(COPY)
+    node.makedirs(COPY)  # planted: not a regular file
+    result = module_ok(extender_status, args(extender, give_back=give))
+    assert result['ready'] is True and 'given_back' not in result and not result['changed']
+    assert any('lease was not given back' in w and 'not a regular file' in w for w in result['warnings']), result
+    assert node.exists(LEASE)
+
+
+def test_another_owners_lease_is_left_in_place(node, extender):
+    held_lease(node, owner='another-run')
+    result = module_ok(extender_status, args(extender, give_back={'name': 'scheduler_extender', 'owner': 'run-1'}))
+    assert result['ready'] is True and not result['changed']
+    assert node.exists(LEASE) and any('left in place' in w for w in result['warnings'])
 
 
 def test_not_restarted_and_extender_down_is_reported_not_failed(node):
