@@ -1346,6 +1346,10 @@ def edit(before, params, exists=None, isdir=None, record=None):
     else:
         result = _edit_one(before, params, exists=exists, isdir=isdir, record=record)
     candidates = result.pop('record_candidates', record)
+    if result.get('removed') and params.get('keep_unused'):
+        # a file the scheduler still mounts (a static pod) goes only once it runs without it: left as it is for now
+        result.update(after=before, changed=False, removed=False, exists=True, unused=True,
+                      extenders=extender_urls(load_strict(before.decode('utf-8'))))
     if result['after'] == before:
         result['record'] = record  # nothing written: the record stays as it is (no change without a write)
     else:
@@ -1865,6 +1869,7 @@ ARGUMENT_SPEC = dict(
     leader_elect=dict(type='bool', default=True),
     backup=dict(type='bool', default=False),
     backup_dir=dict(type='path', default='/var/backups/baremetal-k3s'),
+    keep_unused=dict(type='bool', default=False),
 )
 MUTUALLY_EXCLUSIVE = [('extender', 'extenders'), ('name', 'extenders')]
 REQUIRED_IF = [('state', 'present', ('extender', 'extenders'), True),

@@ -301,6 +301,14 @@ options:
         C(/var/lib/rancher/*/agent/pod-manifests)), as the kubelet reads every file there.
     type: path
     default: /var/backups/baremetal-k3s
+  keep_unused:
+    description:
+      - With O(state=absent), a file this module would delete (ours, nothing else left in it) is left as it is, and
+        RV(unused) says so - for a scheduler that still mounts it (a static pod - the container runtime makes a
+        directory at a missing hostPath when the container restarts). Take the flag and the mount out first, wait
+        for the new scheduler, then run again without it to delete the file.
+    type: bool
+    default: false
 notes:
   - "Refused on purpose although kube-scheduler 1.36 may accept them: several YAML documents in one file (kube-scheduler reads
     the first); an O(extender.url_prefix) that is not http(s); a missing C(clientConnection.kubeconfig) file or C(tlsConfig)
@@ -403,6 +411,11 @@ removed:
   returned: always
   type: bool
   sample: false
+unused:
+  description: The file would be deleted, but O(keep_unused) kept it as it was.
+  returned: when O(keep_unused) kept a file
+  type: bool
+  sample: true
 exists:
   description: Whether the file exists after the change (a caller takes out the flag that passes it once it is gone).
   returned: always

@@ -22,7 +22,7 @@ description:
     scheduler config written before it stays, and is named in RV(files) of the failure so that a caller can put it
     back (M(baremetal.k3s.rollback)).
   - "With C(state=absent) in O(flag) and O(config) given, the flag is taken out only when the scheduler config is gone after
-    this run (removed by it, or not there): a scheduler config that still holds other extenders or settings is still
+    this run (removed by it, or not there, or kept only by its C(keep_unused)): a scheduler config that still holds other extenders or settings is still
     passed. Otherwise the flag's part is left out (RV(flag) not returned)."
   - One module run instead of two is what each server costs less in a rollout - the role
     C(baremetal.k3s.scheduler_extender) writes with it between two servers' restarts.
@@ -146,8 +146,10 @@ class Module(_secrets.MaskedLog, AnsibleModule):
 
 
 def unused(config_plan):
-    """Whether the scheduler config is gone after its part: removed by it, or not there."""
-    return bool(config_plan.facts.get('removed')) or not config_plan.facts.get('exists', True)
+    """Whether the scheduler config is gone after its part (removed by it, or not there), or would be but for its
+    keep_unused."""
+    return (bool(config_plan.facts.get('removed')) or not config_plan.facts.get('exists', True)
+            or bool(config_plan.facts.get('unused')))
 
 
 def parts(module, view):

@@ -98,6 +98,17 @@ def test_a_foreign_entry_is_never_touched_and_absent_gives_the_bytes_back(schedu
     assert not failed and not nothing['changed'] and read(scheduler_node) == FOREIGN
 
 
+def test_keep_unused_leaves_a_file_of_ours_alone_until_asked_again(scheduler_node):
+    assert not run([A, B])[0]
+    ours = read(scheduler_node)
+    failed, kept = run([A, B], state='absent', keep_unused=True)
+    assert not failed, kept
+    assert kept['unused'] is True and not kept['changed'] and not kept['removed'] and kept['exists']
+    assert kept['extenders'] == ['http://127.0.0.1:8889', 'http://127.0.0.1:12345'] and read(scheduler_node) == ours
+    failed, gone = run([A, B], state='absent')
+    assert not failed and gone['removed'] and read(scheduler_node) is None
+
+
 def test_absent_of_one_keeps_the_other(scheduler_node):
     scheduler_node.write(PATH, FOREIGN)
     assert not run([A, B])[0]

@@ -116,6 +116,21 @@ def test_absent_with_no_config_takes_the_flag_out(k3s):  # pylint: disable=redef
     assert SCHED.encode() not in k3s.read(UNIT)
 
 
+def test_keep_unused_takes_the_flag_out_first_and_the_file_later(k3s):  # pylint: disable=redefined-outer-name
+    """A scheduler in a static pod (RKE2) mounts our file: the flag goes, the file stays as it was until a second run."""
+    module_ok(scheduler_files, options())
+    kept = {p: v for p, v in k3s.tree().items() if p != UNIT}
+    r = module_ok(scheduler_files, options('absent', keep_unused=True))
+    assert r['changed'] and [f['path'] for f in r['files']] == [UNIT] and SCHED.encode() not in k3s.read(UNIT)
+    assert r['config']['unused'] is True and not r['config']['removed'] and r['config']['exists']
+    assert r['config']['extenders'] == ['http://127.0.0.1:8889']
+    assert {p: v for p, v in k3s.tree().items() if p != UNIT} == kept, 'the file (and its record) as they were'
+    # without it, the same run deletes the file; nothing is left of ours
+    gone = module_ok(scheduler_config, options('absent')['config'])
+    assert gone['removed'] and not k3s.exists(CONFIG) and gone.get('unused') is None
+    assert not module_ok(scheduler_files, options('absent', keep_unused=True))['changed']
+
+
 def test_a_part_left_out_is_not_touched(k3s):  # pylint: disable=redefined-outer-name
     r = module_ok(scheduler_files, {'config': options()['config']})
     assert 'flag' not in r and SCHED.encode() not in k3s.read(UNIT) and k3s.exists(CONFIG)
