@@ -148,8 +148,8 @@ class Module(_secrets.MaskedLog, AnsibleModule):
 def unused(config_plan):
     """Whether the scheduler config is gone after its part (removed by it, or not there), or would be but for its
     keep_unused."""
-    return (bool(config_plan.facts.get('removed')) or not config_plan.facts.get('exists', True)
-            or bool(config_plan.facts.get('unused')))
+    facts = config_plan.facts
+    return bool(facts.get('removed')) or not facts.get('exists', True) or bool(facts.get('unused'))
 
 
 def parts(module, view):
