@@ -417,6 +417,21 @@ ARGUMENT_SPEC = dict(
 )
 
 
+def read_options(module, validator, name='read'):
+    """The option ``name`` of another module that reads the node as this one does (k3s_preflight's and
+    scheduler_files' ``read``), checked against this module's argument spec with its defaults filled in; None when
+    not given. Bad options fail the module, named as ``read: ...``. ``validator``: Ansible's ArgumentSpecValidator,
+    given by the module (the module_utils here import nothing of Ansible)."""
+    given = module.params[name]
+    if given is None:
+        return None
+    checked = validator(ARGUMENT_SPEC).validate(given)
+    if checked.error_messages:
+        module.fail_json(msg='%s: %s' % (name, '; '.join(('unsupported parameters %s' if type(e).__name__ == 'UnsupportedError'
+                                                          else '%s') % e.msg for e in checked.errors)))
+    return checked.validated_parameters
+
+
 def gather(view, params, found=None):
     """The Plan (no changes; facts = the module's result) for ``params`` (platform, service, manifest_path,
     scratch_dirs, sha256_files).

@@ -184,3 +184,32 @@ def titles():
     """'k3s, RKE2 or kubeadm': the platforms as a message lists them."""
     t = [p.title for p in PLATFORMS.values()]
     return t[0] if len(t) == 1 else '%s or %s' % (', '.join(t[:-1]), t[-1])
+
+
+# How a platform whose scheduler_flag is service_arg passes a scheduler config to kube-scheduler.
+SCHEDULER_CONFIG_ARG = '--kube-scheduler-arg=config='
+
+
+def scheduler_settings(node, config_path='', kubernetes_version='auto', kubeconfig=''):
+    """What a change of the scheduler's extenders works with on a node, from the node as ``k3s_info`` read it (its
+    result, with ``platform_record``): the same for the role ``scheduler_extender`` (filter ``scheduler_settings``) and
+    for ``scheduler_files`` with its ``read``, so that a plan and the change it announces cannot differ.
+
+    ``ours``: where our scheduler config goes when the scheduler is given none (``config_path``, else the platform's);
+    ``target``: the scheduler config a run works with (the one the scheduler is already given, else ``ours``);
+    ``flag_arg``: the service argument that passes ``ours`` to the scheduler - '' when the scheduler already has a
+    config of its own (ours is merged into it) or the platform passes it otherwise (kubeadm's static pod);
+    ``kubernetes_version``: the scheduler's (``auto``: the one read); ``kubeconfig``: the one our scheduler config
+    names (not given: the platform's for the scheduler).
+    """
+    record = node.get('platform_record') or {}
+    ours = config_path or record.get('scheduler_config') or ''
+    target = node.get('scheduler_config') or ours
+    passed_as_arg = target == ours and record.get('scheduler_flag') == 'service_arg'
+    return {
+        'ours': ours,
+        'target': target,
+        'flag_arg': SCHEDULER_CONFIG_ARG + ours if passed_as_arg else '',
+        'kubernetes_version': (node.get('kubernetes_version') or '') if kubernetes_version == 'auto' else kubernetes_version,
+        'kubeconfig': kubeconfig or node.get('scheduler_kubeconfig') or '',
+    }

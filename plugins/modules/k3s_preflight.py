@@ -361,7 +361,6 @@ node:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.module_utils.errors import UnsupportedError
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_info as k3s_info
@@ -406,22 +405,10 @@ class Module(_secrets.MaskedLog, AnsibleModule):
     add_secrets = hide_secrets
 
 
-def read_options(module):
-    """O(read) checked against k3s_info's own argument spec, its defaults filled in; None when not given."""
-    given = module.params['read']
-    if given is None:
-        return None
-    checked = ArgumentSpecValidator(k3s_info.ARGUMENT_SPEC).validate(given)
-    if checked.error_messages:
-        module.fail_json(msg='read: %s' % '; '.join(('unsupported parameters %s' if isinstance(e, UnsupportedError) else '%s')
-                                                    % e.msg for e in checked.errors))
-    return checked.validated_parameters
-
-
 def main():
     module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, required_if=[('checks', False, ('read',))])
     hide_secrets(module)
-    read = read_options(module)
+    read = k3s_info.read_options(module, ArgumentSpecValidator)
     try:
         # the read's secret values (--token, K3S_TOKEN...) go to no_log_values, as k3s_info's: masked everywhere
         plan = preflight.read_and_check(_io.node_view(module), module.params, read, module.no_log_values)

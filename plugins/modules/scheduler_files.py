@@ -43,6 +43,28 @@ options:
     description: The options of M(baremetal.k3s.k3s_service_arg) - the argument that passes the scheduler config to the
       service (k3s, RKE2).
     type: dict
+  read:
+    description:
+      - The options of M(baremetal.k3s.k3s_info) (O(baremetal.k3s.k3s_info#module:platform),
+        O(baremetal.k3s.k3s_info#module:service), O(baremetal.k3s.k3s_info#module:manifest_path)), checked as that module
+        checks them - read the node as it does, first and in the same module run, return that read as RV(node), and
+        take from it what the parts depend on, as the role C(baremetal.k3s.scheduler_extender) does (its filter
+        P(baremetal.k3s.scheduler_settings#filter)). A plan of every server costs one module run each, not two.
+      - O(config) then gives no C(path) - it is the scheduler config the scheduler is already given, else
+        O(config_path); its C(kubernetes_version) may be V(auto) (the scheduler's, as read), and its C(kubeconfig), left
+        out with C(state=present), is the one the platform gives the scheduler.
+      - O(flag) then gives no C(arg) and no C(service) - the argument that passes O(config_path) to the service read;
+        the flag's part is left out where nothing passes a scheduler config that way (the scheduler already has a
+        config of its own, or runs from kubeadm's static pod).
+      - A node with no control plane of a known platform installed, or an agent, gets no part planned - RV(node) says
+        why (RV(baremetal.k3s.k3s_info#module:installed), RV(baremetal.k3s.k3s_info#module:node_role)).
+      - The secret values the read meets are masked in every output, as M(baremetal.k3s.k3s_info) masks them.
+    type: dict
+  config_path:
+    description:
+      - With O(read) - where our scheduler config goes when the scheduler is given none.
+      - Not given - the platform's own place (for k3s C(/etc/rancher/k3s/kube-scheduler/config.yaml)).
+    type: path
   lease:
     description:
       - The options of M(baremetal.k3s.node_lease) that take a lease (C(name), C(holder), C(timeout), C(expire)) - the
@@ -53,7 +75,7 @@ options:
         (M(baremetal.k3s.extender_status)'s O(baremetal.k3s.extender_status#module:give_back)).
     type: dict
 notes:
-  - At least one of the options is required.
+  - At least one of O(config), O(flag) is required; O(read) requires O(config).
   - The other files of the static-pod platforms (the kube-scheduler manifest, RKE2's extra mounts) are written by
     their own modules.
 attributes:
@@ -70,6 +92,20 @@ seealso:
 '''
 
 EXAMPLES = r'''
+- name: Read a server and plan the change of its scheduler config and flag, in one module run (nothing written)
+  baremetal.k3s.scheduler_files:
+    read:
+      platform: auto
+    config:
+      state: present
+      extender:
+        url_prefix: http://127.0.0.1:8889
+      kubernetes_version: auto
+    flag:
+      state: present
+  check_mode: true
+  register: planned
+
 - name: Put the extender into the scheduler config and pass it to k3s, restart once when either changed
   baremetal.k3s.scheduler_files:
     config:
@@ -97,6 +133,11 @@ flag:
   description: The result of the flag's part, as M(baremetal.k3s.k3s_service_arg) returns it.
   returned: when O(flag) is given and its part runs (see the description for C(state=absent) in O(flag))
   type: dict
+node:
+  description:
+    - The node as O(read) read it - exactly the result of M(baremetal.k3s.k3s_info) with those options.
+  returned: when O(read) is given
+  type: dict
 lease:
   description:
     - The lease taken, as M(baremetal.k3s.node_lease) returns it (C(owner), C(holder), C(since), C(lease_file), C(waited),
@@ -115,18 +156,23 @@ files:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps, _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _k3s_info as k3s_info
 from ansible_collections.baremetal.k3s.plugins.module_utils import _lease
+from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils import _scheduler_config as sc
 from ansible_collections.baremetal.k3s.plugins.module_utils import _secrets
 from ansible_collections.baremetal.k3s.plugins.module_utils import _service_arg as service_arg
 from ansible_collections.baremetal.k3s.plugins.module_utils import _static_pod as sp
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
+from ansible_collections.baremetal.k3s.plugins.module_utils._view import ViewError
 
 # the parts, in the order they are written
 PARTS = ('config', 'flag')
-ARGUMENT_SPEC = dict({name: dict(type='dict') for name in PARTS}, lease=dict(type='dict'))
+ARGUMENT_SPEC = dict({name: dict(type='dict') for name in PARTS}, lease=dict(type='dict'), read=dict(type='dict'),
+                     config_path=dict(type='path'))
 
 
 def hide_secrets(module):
@@ -184,10 +230,49 @@ def parts(module, view):
     return found, planned
 
 
+def read_node(module, view):
+    """With O(read): the node read as k3s_info reads it (its secrets into no_log_values), and the parts' options filled
+    in from it (module.params); the module ends here for a node with no control plane to change. None without it."""
+    read = k3s_info.read_options(module, ArgumentSpecValidator)
+    if read is None:
+        return None
+    config, flag = module.params['config'], module.params['flag']
+    for part, key in (('config', 'path'), ('flag', 'arg'), ('flag', 'service')):
+        if (module.params[part] or {}).get(key) is not None:
+            module.fail_json(msg='%s: %s is taken from the node with read; leave it out (config_path says where our '
+                                 'scheduler config goes when the scheduler is given none)' % (part, key))
+    try:
+        got = k3s_info.gather(view, read, module.no_log_values)
+    except PlanError as e:
+        module.fail_json(msg=e.msg, **e.details)
+    except ViewError as e:
+        module.fail_json(msg=str(e))
+    node = dict(got.facts, changed=False)
+    for warning in got.warnings:
+        module.warn(warning)
+    if not node.get('installed') or node.get('node_role') != 'server':
+        module.exit_json(changed=False, files=[], node=node)
+    settings = _platform.scheduler_settings(node, module.params['config_path'] or '',
+                                            config.get('kubernetes_version') or 'auto', config.get('kubeconfig') or '')
+    config['path'] = settings['target']
+    if config.get('kubernetes_version') == 'auto':
+        config['kubernetes_version'] = settings['kubernetes_version']
+    if config.get('state', 'present') == 'present':
+        config['kubeconfig'] = settings['kubeconfig']
+    if flag is not None:
+        if settings['flag_arg']:
+            flag.update(arg=settings['flag_arg'], service=node['service'])
+        else:
+            module.params['flag'] = None
+    return node
+
+
 def main():
-    module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, required_one_of=[PARTS])
+    module = Module(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, required_one_of=[PARTS],
+                    required_by={'read': 'config'})
     hide_secrets(module)
     view = _io.node_view(module)
+    node = read_node(module, view)
     given, planned = parts(module, view)
     lease = _io.part_options(module, 'lease', _lease.TAKE_SPEC)
     taken = {}
@@ -203,10 +288,14 @@ def main():
         details['files'] = [f for r in done for f in r.get('files', [])]
         if taken:
             details['lease'] = taken
+        if node is not None:
+            details['node'] = node  # what the read found, for the caller's report of the refusal
         module.fail_json(msg=e.msg, **details)
     result = _io.parts_result(done)
     if taken:
         result['lease'] = taken
+    if node is not None:
+        result['node'] = node
     result.update((name, r) for (name, dummy), r in zip(given, done)
                   if not (name == 'flag' and planned.get('flag_left_out')))
     module.exit_json(**result)

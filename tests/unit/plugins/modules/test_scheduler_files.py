@@ -191,3 +191,72 @@ def test_a_bad_lease_option_is_refused_before_anything(k3s):  # pylint: disable=
     for lease, what in (({'name': '../x'}, 'name'), ({'holder': 'x'}, 'name'), ({'name': 'a', 'timeout': 'soon'}, 'timeout')):
         failed, result = run_module(scheduler_files, dict(options(), lease=lease))
         assert failed and what in result['msg'] and k3s.tree() == before, result
+
+
+# -- read: the node read in the same module run, what the parts depend on taken from it -------------------------------
+def read_options(state='present', **config):
+    """The options of a plan that reads the node: the parts without what the read gives them."""
+    given = options(state, **config)
+    for part, key in (('config', 'path'), ('config', 'kubeconfig'), ('flag', 'arg'), ('flag', 'service')):
+        given[part].pop(key, None)
+    return dict(given, read={'platform': 'auto'})
+
+
+def test_read_plans_what_the_given_options_plan_and_returns_the_read(k3s):  # pylint: disable=redefined-outer-name
+    before = k3s.tree()
+    failed, read = run_module(scheduler_files, read_options(), check_mode=True)
+    assert not failed and k3s.tree() == before, read
+    assert read['node']['installed'] and read['node']['node_role'] == 'server' and read['node']['service'] == 'k3s'
+    failed, given = run_module(scheduler_files, options(), check_mode=True)
+    assert not failed
+    assert strip(read['config']) == strip(given['config']) and strip(read['flag']) == strip(given['flag'])
+    assert read['files'] == given['files'] and [f['path'] for f in read['files']] == [CONFIG, UNIT]
+    assert read['flag']['own_args'] == given['flag']['own_args']
+
+
+def test_read_works_with_the_scheduler_config_already_passed_and_passes_nothing(scheduler_node):  # noqa: F811 pylint: disable=redefined-outer-name
+    scheduler_node.install(args=['--kube-scheduler-arg=config=/etc/other.yaml'])
+    scheduler_node.write('/etc/other.yaml', FOREIGN)
+    r = module_ok(scheduler_files, read_options())
+    assert r['node']['scheduler_config'] == '/etc/other.yaml' and 'flag' not in r
+    assert [f['path'] for f in r['files']] == ['/etc/other.yaml'] and b'urlPrefix: http://127.0.0.1:8889' in scheduler_node.read('/etc/other.yaml')
+
+
+def test_read_of_an_agent_or_of_nothing_plans_no_part(node):  # noqa: F811 pylint: disable=redefined-outer-name
+    before = node.tree()
+    r = module_ok(scheduler_files, read_options())
+    assert not r['node']['installed'] and r['files'] == [] and 'config' not in r and node.tree() == before
+    node.install(command='agent', args=['--server', 'https://10.0.0.1:6443'])
+    before = node.tree()
+    r = module_ok(scheduler_files, read_options())
+    assert r['node']['node_role'] == 'agent' and r['files'] == [] and 'config' not in r and node.tree() == before
+
+
+@pytest.mark.parametrize('part, key', [('config', 'path'), ('flag', 'arg'), ('flag', 'service')])
+def test_read_refuses_what_it_takes_from_the_node(k3s, part, key):  # pylint: disable=redefined-outer-name
+    given = read_options()
+    given[part][key] = options()[part][key]
+    before = k3s.tree()
+    failed, result = run_module(scheduler_files, given)
+    assert failed and '%s: %s is taken from the node with read' % (part, key) in result['msg'] and k3s.tree() == before
+
+
+def test_read_is_checked_as_k3s_info_checks_it_and_needs_the_config(k3s):  # pylint: disable=redefined-outer-name
+    failed, result = run_module(scheduler_files, dict(read_options(), read={'platform': 'k8s'}))
+    assert failed and result['msg'].startswith('read: ') and 'k8s' in result['msg'], result
+    failed, result = run_module(scheduler_files, {'flag': read_options()['flag'], 'read': {}})
+    assert failed and 'config' in result['msg'], result
+
+
+def test_read_masks_the_secrets_it_meets(scheduler_node):  # noqa: F811 pylint: disable=redefined-outer-name
+    scheduler_node.install(args=['--token=Tk7secretQ'])
+    dummy, result = run_module(scheduler_files, read_options(), check_mode=True, diff=True)
+    assert 'Tk7secretQ' not in json.dumps(result), result
+
+
+def test_read_names_what_it_found_when_a_part_refuses(k3s):  # pylint: disable=redefined-outer-name
+    k3s.write(CONFIG, 'apiVersion: [\n')
+    before = k3s.tree()
+    failed, result = run_module(scheduler_files, read_options())
+    assert failed and 'not valid YAML' in result['msg'] and k3s.tree() == before
+    assert result['node']['platform'] == 'k3s' and result['node']['node_role'] == 'server' and result['files'] == []
