@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import random
 import re
 import time
@@ -346,3 +347,31 @@ def publish(runner, request, check_mode=False, max_attempts=MAX_ATTEMPTS, sleep=
     raise PlanError('%s: gave up after %d attempts; each write found the ConfigMap changed by another writer since '
                     'it was read (last answer: %s). Nothing of this node was written. Run again, or with fewer '
                     'servers at once.' % (request.where, max_attempts, last))
+
+
+def check_files(view, kubectl, kubeconfig):
+    """PlanError, before anything runs, on a kubectl or kubeconfig that is not on the node."""
+    if kubectl and os.path.isabs(kubectl[0]):
+        if not (view.isfile(kubectl[0]) and os.access(view.host_path(kubectl[0]), os.X_OK)):
+            raise PlanError('kubectl %s is not an executable file on this node. Give the platform\'s kubectl (k3s_info '
+                            'returns it as "kubectl"; the role\'s scheduler_extender_kubectl overrides it).' % kubectl[0])
+    elif kubectl and kubectl[0] and view.which(kubectl[0]) is None:
+        raise PlanError('kubectl %s is not on the PATH of this node. Give its absolute path (k3s_info returns the '
+                        'platform\'s as "kubectl").' % kubectl[0])
+    if kubeconfig and not view.isfile(kubeconfig):
+        raise PlanError('kubeconfig %s does not exist on this node. Give the platform\'s admin kubeconfig '
+                        '(k3s_info returns it as "admin_kubeconfig").' % kubeconfig)
+
+
+def publish_proven(view, options, status):
+    """Publish the entry of the node a proven wait (extender_status's result ``status``: its ``node_name``,
+    ``kube_scheduler``, ``restarted``) looked at, with ``options`` (kubectl, kubeconfig, name, namespace, state);
+    :func:`publish`'s result without the diff. PlanError when it cannot be written."""
+    request = Request(
+        kubectl=options['kubectl'], kubeconfig=options.get('kubeconfig'), name=options['name'],
+        namespace=options['namespace'], node_name=status.get('node_name'), state=options.get('state') or 'present',
+        kube_scheduler=status.get('kube_scheduler'), restarted=bool(status.get('restarted')))
+    check_files(view, request.kubectl, request.kubeconfig)
+    result = publish(view.run, request)
+    result.pop('diff', None)
+    return result

@@ -315,6 +315,38 @@ options:
         type: list
         elements: dict
         default: []
+  publish:
+    description:
+      - Once the scheduler is proven ready (RV(ready)), publish this node's entry in the readiness ConfigMap CSI
+        Baremetal's extender reads (RV(node_name), RV(kube_scheduler), RV(restarted)), as
+        M(baremetal.k3s.readiness_configmap) does, in this same module run, after O(give_back).
+      - Nothing is published when the scheduler is not ready, in check mode, or before the last slice of a wait.
+        When the write fails (the API refuses it, the namespace is missing, kubectl is not there), the result stays as
+        the wait found it, with a warning and no RV(published), for the caller to publish the entry itself; a
+        failed write never turns a proven scheduler into a failed wait.
+    type: dict
+    suboptions:
+      kubectl:
+        description: The platform's kubectl as a command (k3s_info returns it as C(kubectl)).
+        type: list
+        elements: str
+        required: true
+      kubeconfig:
+        description: The administrator's kubeconfig (k3s_info returns it as C(admin_kubeconfig)).
+        type: path
+      name:
+        description: The ConfigMap, for example V(extender-readiness).
+        type: str
+        required: true
+      namespace:
+        description: Its namespace, for example V(default).
+        type: str
+        required: true
+      state:
+        description: V(present) writes this node's entry, V(absent) removes it.
+        type: str
+        choices: [present, absent]
+        default: present
 notes:
   - The node name is the host name in lower case, as k3s and the kubelet use by default; a
     C(--node-name) override is not read.
@@ -389,6 +421,12 @@ given_back:
     - The lease given back and the copies dropped (O(give_back)), as M(baremetal.k3s.node_lease) returns them
       (C(owner), C(lease_file), C(files), C(backups_removed)); the task is changed when copies were dropped.
   returned: when O(give_back) is given and the scheduler is ready
+  type: dict
+published:
+  description:
+    - This node's entry published in the readiness ConfigMap (O(publish)), as M(baremetal.k3s.readiness_configmap)
+      returns it (C(changed), C(nodes), C(attempts)); the task is changed when the entry changed.
+  returned: when O(publish) is given, the scheduler is ready and the write succeeded
   type: dict
 ready:
   description: Service active, restarted since the change, scheduler healthy and extender reachable (each when it applies).
@@ -589,6 +627,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _extender_status as extender_status
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io
+from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
 from ansible_collections.baremetal.k3s.plugins.module_utils import _platform
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 
@@ -626,6 +665,12 @@ ARGUMENT_SPEC = dict(
         owner=dict(type='str', required=True, no_log=False),
         discard=dict(type='list', elements='dict', default=[]),
     )),
+    publish=dict(type='dict', options=dict(
+        _kubectl.OPTIONS,
+        name=dict(type='str', required=True),
+        namespace=dict(type='str', required=True),
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+    )),
     extenders=dict(type='list', elements='dict', options=dict(
         name=dict(type='str', required=True),
         url=dict(type='str', required=True),
@@ -653,7 +698,8 @@ def main():
     except PlanError as e:
         module.fail_json(msg=e.msg, changed=False, **e.details)
     result = _io.report(module, plan)
-    if module.params['give_back'] and result.get('ready') is True and not module.check_mode:
+    proven = result.get('ready') is True and not module.check_mode
+    if module.params['give_back'] and proven:
         from ansible_collections.baremetal.k3s.plugins.module_utils import _lease  # only a proven change's run needs it
         try:
             result['given_back'] = _lease.give_back(module, view, module.params['give_back'])
@@ -661,6 +707,14 @@ def main():
             _io.warn(module, ['the scheduler is ready, but its lease was not given back: %s' % e.msg])
         else:
             result['changed'] = bool(result['given_back'].get('backups_removed'))
+    if module.params['publish'] and proven:
+        from ansible_collections.baremetal.k3s.plugins.module_utils import _readiness  # only a proven change's run
+        try:
+            result['published'] = _readiness.publish_proven(view, module.params['publish'], result)
+        except PlanError as e:
+            _io.warn(module, ['the scheduler is ready, but its readiness entry was not published: %s' % e.msg])
+        else:
+            result['changed'] = result['changed'] or result['published']['changed']
     module.exit_json(**result)
 
 

@@ -165,8 +165,6 @@ diff:
   sample: {before: "nodes: []\n", after: "nodes:\n- kube_scheduler: k3s@server-1\n  node_name: server-1\n  restarted: true\n"}
 '''
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _deps
@@ -174,22 +172,6 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils import _readiness as readiness
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils import _kubectl
-
-
-def _check_files(module, view, params):
-    """Fail, before anything runs, on a kubectl or kubeconfig that is not on the node."""
-    kubectl = params['kubectl']
-    if kubectl and os.path.isabs(kubectl[0]):
-        if not (view.isfile(kubectl[0]) and os.access(view.host_path(kubectl[0]), os.X_OK)):
-            module.fail_json(msg='kubectl %s is not an executable file on this node. Give the platform\'s kubectl (k3s_info '
-                                 'returns it as "kubectl"; the role\'s scheduler_extender_kubectl overrides it).' % kubectl[0])
-    elif kubectl and kubectl[0] and view.which(kubectl[0]) is None:
-        module.fail_json(msg='kubectl %s is not on the PATH of this node. Give its absolute path (k3s_info returns the '
-                             'platform\'s as "kubectl").' % kubectl[0])
-    kubeconfig = params['kubeconfig']
-    if kubeconfig and not view.isfile(kubeconfig):
-        module.fail_json(msg='kubeconfig %s does not exist on this node. Give the platform\'s admin kubeconfig '
-                             '(k3s_info returns it as "admin_kubeconfig").' % kubeconfig)
 
 
 ARGUMENT_SPEC = dict(
@@ -221,7 +203,7 @@ def main():
             namespace=params['namespace'], node_name=params['node_name'], state=params['state'],
             kube_scheduler=params['kube_scheduler'], restarted=params['restarted'], nodes=params['nodes'])
         view = _io.node_view(module)
-        _check_files(module, view, params)
+        readiness.check_files(view, request.kubectl, request.kubeconfig)
         result = readiness.publish(view.run, request, check_mode=module.check_mode)
     except PlanError as e:
         module.fail_json(msg=e.msg, **e.details)

@@ -24,6 +24,7 @@ from ansible_collections.baremetal.k3s.plugins.module_utils import _io
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import PlanError
 from ansible_collections.baremetal.k3s.plugins.modules import extender_status
 
+from ansible_collections.baremetal.k3s.tests.unit.plugins.module_utils.test__readiness import FakeApi, entry
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.fake_node import BOOT, FakeNode
 from ansible_collections.baremetal.k3s.tests.unit.plugins.modules.utils import module_ok, run_module
 
@@ -260,6 +261,67 @@ def test_another_owners_lease_is_left_in_place(node, extender):
     result = module_ok(extender_status, args(extender, give_back={'name': 'scheduler_extender', 'owner': 'run-1'}))
     assert result['ready'] is True and not result['changed']
     assert node.exists(LEASE) and any('left in place' in w for w in result['warnings'])
+
+
+def readiness_api(node):
+    """The fake API server behind the node's k3s kubectl, and publish's options for it."""
+    api = FakeApi()
+    node.write('/usr/local/bin/k3s', '#!/bin/sh\nexit 99\n', mode=0o755)  # never run: the fake answers
+    node.write('/etc/rancher/k3s/k3s.yaml', 'apiVersion: v1\nkind: Config\n')
+    node.commands['/usr/local/bin/k3s'] = lambda argv, stdin=None: api.runner(argv, stdin)
+    return api, {'kubectl': ['/usr/local/bin/k3s', 'kubectl'], 'kubeconfig': '/etc/rancher/k3s/k3s.yaml',
+                 'name': 'extender-readiness', 'namespace': 'default'}
+
+
+def test_ready_publishes_this_nodes_readiness_entry_in_the_same_run(node, extender):
+    api, publish = readiness_api(node)
+    failed, result = run_module(extender_status, args(extender, give_back=held_lease(node), publish=publish))
+    assert not failed and result['ready'] is True, result
+    # the entry as the wait found it: the node's name, the scheduler's, restarted since the change
+    assert result['published']['changed'] is True and result['published']['nodes'] == [entry('node-1')]
+    assert api.nodes() == ['node-1'] and 'diff' not in result['published']
+    assert result['changed'] is True and result['given_back']['backups_removed'] == [COPY]
+    # once more: the entry is there, nothing written, the task not changed by it
+    result = module_ok(extender_status, args(extender, publish=publish))
+    assert result['published']['changed'] is False and result['changed'] is False
+    assert api.verbs()[-1] == 'get'
+    # uninstall_csi's proven wait takes the entry out
+    result = module_ok(extender_status, args(extender, publish=dict(publish, state='absent')))
+    assert result['published']['changed'] is True and api.nodes() == []
+
+
+def test_not_ready_or_check_mode_publishes_nothing(node, extender):
+    api, publish = readiness_api(node)
+    extender.mode('error500')
+    failed, result = run_module(extender_status, args(extender, publish=publish))
+    assert not failed and result['ready'] is False and 'published' not in result and not result['changed']
+    extender.mode('ok')
+    failed, result = run_module(extender_status, args(extender, publish=publish), check_mode=True)
+    assert not failed and result['ready'] is True and 'published' not in result
+    assert api.calls == []
+
+
+@pytest.mark.parametrize('fault, said', [
+    ('namespace', 'namespace'),
+    ('kubectl', 'is not an executable file on this node'),
+    ('kubeconfig', 'does not exist on this node'),
+])
+def test_a_publish_that_fails_keeps_the_proof_and_warns(node, extender, fault, said):
+    """The scheduler is proven: a readiness write that fails is a warning for the caller to publish again, never a
+    failed wait (the role would roll back a good change)."""
+    api, publish = readiness_api(node)
+    if fault == 'namespace':
+        publish['namespace'] = 'csi-baremetal'  # not in the API
+    elif fault == 'kubectl':
+        node.unlink('/usr/local/bin/k3s')
+    else:
+        node.unlink('/etc/rancher/k3s/k3s.yaml')
+    result = module_ok(extender_status, args(extender, give_back=held_lease(node), publish=publish))
+    assert result['ready'] is True and 'published' not in result, result
+    assert any('readiness entry was not published' in w and said in w for w in result['warnings']), result['warnings']
+    # the lease and the copies went as they would without the publish
+    assert result['changed'] is True and not node.exists(LEASE)
+    assert api.objects == {}
 
 
 def test_not_restarted_and_extender_down_is_reported_not_failed(node):
