@@ -451,6 +451,13 @@ def gather(view, params, found=None):
     return Plan(facts=facts, warnings=[secrets.hide_message(w, found) for w in warnings])
 
 
+def read_node(view, read, found=None):
+    """``(node, warnings)``: the node as ``baremetal.k3s.k3s_info`` returns it for its options ``read`` (its result,
+    ``changed`` false), for a module that reads the node first in its own run (scheduler_files, k3s_preflight)."""
+    got = gather(view, read, found)
+    return dict(got.facts, changed=False), got.warnings
+
+
 def cluster_id(view, kubeconfig):
     """Which cluster this server serves: the sha256 of the CA its administrator's kubeconfig trusts (the first
     cluster's ``certificate-authority-data``), the same on every server of one cluster and different between clusters

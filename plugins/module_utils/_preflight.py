@@ -205,9 +205,8 @@ def read_and_check(view, params, read=None, found=None):
     facts, warnings = {}, []
     node = None
     if read is not None:
-        got = k3s_info.gather(view, read, found)
-        node = dict(got.facts, changed=False)
-        warnings.extend(got.warnings)
+        node, read_warnings = k3s_info.read_node(view, read, found)
+        warnings.extend(read_warnings)
     if params.get('checks', True):
         checked = check(view, params, node)
         facts.update(checked.facts)

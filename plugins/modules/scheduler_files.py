@@ -242,13 +242,12 @@ def read_node(module, view):
             module.fail_json(msg='%s: %s is taken from the node with read; leave it out (config_path says where our '
                                  'scheduler config goes when the scheduler is given none)' % (part, key))
     try:
-        got = k3s_info.gather(view, read, module.no_log_values)
+        node, warnings = k3s_info.read_node(view, read, module.no_log_values)
     except PlanError as e:
         module.fail_json(msg=e.msg, **e.details)
     except ViewError as e:
         module.fail_json(msg=str(e))
-    node = dict(got.facts, changed=False)
-    for warning in got.warnings:
+    for warning in warnings:
         module.warn(warning)
     if not node.get('installed') or node.get('node_role') != 'server':
         module.exit_json(changed=False, files=[], node=node)
