@@ -16,8 +16,8 @@ description:
     directory (removed when the run ends), keyed by the file's device, inode, size and modification and change times,
     so a file replaced or changed during the run is read again. Hosts that ask at the same moment (forks) wait for the
     first one's reading instead of reading it too.
-  - A relative path is looked for as M(ansible.builtin.copy) looks for its O(ansible.builtin.copy#module:src) - in the
-    role's and the playbook's C(files/) directories, then relative to them.
+  - A relative path is looked for as M(ansible.builtin.copy) looks for its C(src) - in the role's and the playbook's
+    C(files/) directories, then relative to them.
 author:
   - baremetal.k3s contributors (@baremetal)
 options:
@@ -139,8 +139,9 @@ class LookupModule(LookupBase):
         for term in terms:
             if not isinstance(term, str) or not term:
                 raise AnsibleLookupError('controller_sha256: give each file as a path on the controller, not %r' % (term,))
-            found = term if os.path.isabs(term) else self.find_file_in_search_path(variables or {}, 'files', term,
-                                                                                      ignore_missing=True)
+            found = term
+            if not os.path.isabs(term):
+                found = self.find_file_in_search_path(variables or {}, 'files', term, ignore_missing=True)
             path = to_text(found or term)
             try:
                 st = os.stat(path)

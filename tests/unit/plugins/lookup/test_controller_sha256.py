@@ -50,7 +50,7 @@ def test_read_once_for_every_host_then_again_when_the_file_changes(tmp_path, run
     binary = tmp_path / 'k3s'
     binary.write_bytes(b'k3s v1\n' * 1000)
     want = hashlib.sha256(binary.read_bytes()).hexdigest()
-    for _ in range(5):  # five hosts of one run
+    for dummy in range(5):  # five hosts of one run
         assert lookup(str(binary)) == [{'path': str(binary), 'exists': True, 'sha256': want}]
     assert reads == [str(binary)]
     binary.write_bytes(b'k3s v2\n' * 1000)  # replaced during the run: read again
