@@ -67,16 +67,9 @@ from ansible.errors import AnsibleLookupError
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.lookup import LookupBase
 
-BLOCK = 1024 * 1024
+from ansible_collections.baremetal.k3s.plugins.module_utils._checksums import file_sha256
+
 CACHE = 'baremetal-k3s-sha256'
-
-
-def file_sha256(path):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as f:
-        for block in iter(lambda: f.read(BLOCK), b''):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def cache_dir():

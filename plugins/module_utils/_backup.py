@@ -53,6 +53,7 @@ import zipfile
 from urllib.parse import quote
 
 from ansible_collections.baremetal.k3s.plugins.module_utils import _io, _names
+from ansible_collections.baremetal.k3s.plugins.module_utils._checksums import file_sha256
 from ansible_collections.baremetal.k3s.plugins.module_utils._plan import Plan, PlanError
 from ansible_collections.baremetal.k3s.plugins.module_utils._view import file_kind
 
@@ -474,17 +475,6 @@ def sqlite_copy(source, dest):
     finally:
         src.close()
     return {'rows': int(rows), 'revision': int(revision), 'integrity': 'ok'}
-
-
-def file_sha256(path, chunk=1 << 20):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as f:
-        while True:
-            data = f.read(chunk)
-            if not data:
-                break
-            digest.update(data)
-    return digest.hexdigest()
 
 
 def _add_file(tar, host_file, arcname, data=None):

@@ -21,11 +21,14 @@ The name a line gives is matched against the URL's path part by part from its en
 dropped). Every line that matches counts: two that give different sha256 for the file are an ambiguous file and
 refused, never the first one taken.
 
+And the sha256 of a local file, read in blocks (:func:`file_sha256`: the controller's files, a backup's).
+
 Pure standard library; no Ansible import.
 """
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 
@@ -106,3 +109,12 @@ def sha256_for(text, url):
                              % (url, '; '.join('%s gives %s' % (', '.join(sorted(set(n))), d)
                                                for d, n in sorted(found.items()))))
     return next(iter(found))
+
+
+def file_sha256(path, chunk=1 << 20):
+    """The sha256 (hex) of the local file ``path``, read in blocks of ``chunk`` bytes."""
+    digest = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(chunk), b''):
+            digest.update(block)
+    return digest.hexdigest()
