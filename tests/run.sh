@@ -265,7 +265,7 @@ molecule_all() {
   # alone at the end, and the shortest last, to fill the cores while the last long ones end; any
   # other (a new scenario) follows in name order
   local order="fleet_etcd integration fleet_life product fleet_grow extenders rollout_faults drift upgrade_convert
-    fleet_openrc k3s_config fleet_mirror fleet k3s_unit sanity rollback plan lint docs rke2 kubeadm extender_status
+    fleet_openrc k3s_config fleet_mirror k3s_unit sanity rollback plan lint docs rke2 kubeadm extender_status
     fleet_immutable k3s_immutable real_scheduler backup_restore k3s_openrc existing_config uninstall users
     galaxy_build smoke go_test"
   local all

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import datetime
+import itertools
 import json
 import os
 
@@ -77,6 +79,37 @@ def launcher_events(host):
     if not f.exists:
         return []
     return [json.loads(line) for line in f.content_string.splitlines() if line.strip()]
+
+
+def event_time(text):
+    """A launcher event's time (ISO 8601, UTC) as an aware datetime."""
+    return datetime.datetime.fromisoformat(text.replace('Z', '+00:00'))
+
+
+def down_windows(events, until=None):
+    """[(went down, scheduler serving again)] for every stop of k3s in one node's launcher events (those before
+    ``until``, an aware datetime, when given); a stop never followed by a scheduler start ends at the end of time."""
+    windows, down = [], None
+    for e in events:
+        if until is not None and event_time(e['time']) >= until:
+            break
+        if e['event'] in ('stopping', 'exit') and down is None:
+            down = event_time(e['time'])
+        elif e['event'] == 'scheduler_started' and down is not None:
+            windows.append((down, event_time(e['time'])))
+            down = None
+    if down is not None:
+        windows.append((down, datetime.datetime.max.replace(tzinfo=datetime.timezone.utc)))
+    return windows
+
+
+def longest_overlap(windows):
+    """The longest time two nodes were down together, of {node: down_windows(...)}; 0 when never."""
+    longest = datetime.timedelta(0)
+    for (dummy, wa), (dummy2, wb) in itertools.combinations(windows.items(), 2):
+        for (s1, e1), (s2, e2) in itertools.product(wa, wb):
+            longest = max(longest, min(e1, e2) - max(s1, s2))
+    return longest
 
 
 def yaml_file(host, path):

@@ -12,8 +12,10 @@ Lease and new pods. Each server's double logs its starts to /var/log/k3s-double/
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import re
 
 import testinfra
 from testinfra.utils.ansible_runner import AnsibleRunner
@@ -97,6 +99,27 @@ def test_the_rollout_restarted_each_server_and_not_the_agent():
               for name, h in SERVERS.items()}
     print('\nfleet_etcd: k3s starts per server (converge, the changed option, install_csi): %s' % starts)
     assert all(n == 3 for n in starts.values()), starts
+
+
+def test_install_csi_again_changed_nothing_and_never_were_two_servers_down_together():
+    recap = dict(re.findall(r'(?m)^(\S+)\s+:\s+ok=\d+\s+changed=(\d+)\s', _figures()['install_csi_again']))
+    assert sorted(recap) == sorted(SERVERS), recap  # install_csi's plays are the servers'
+    assert all(n == '0' for n in recap.values()), recap
+    # its restarts: none (the starts counted above); the servers' down windows before the restore, never together
+    with open(os.path.join(os.environ['MOLECULE_EPHEMERAL_DIRECTORY'], 'restore.json'), encoding='utf-8') as f:
+        began = c.event_time(json.load(f)['began'] + 'Z')
+    windows = {name: c.down_windows(c.launcher_events(h), until=began) for name, h in SERVERS.items()}
+    assert all(len(w) == 2 for w in windows.values()), windows  # the changed option, then install_csi
+    longest = c.longest_overlap(windows)
+    print('fleet_etcd: longest time two servers were down together before the restore: %s' % longest)
+    assert longest <= datetime.timedelta(0), longest
+
+
+def test_every_server_ready_in_the_readiness_configmap():
+    # one cluster: one ConfigMap, each server's entry published by the wait that proved it
+    first = SERVERS[sorted(SERVERS)[0]]
+    assert sorted(c.readiness_nodes(first), key=lambda n: n['node_name']) == [
+        {'node_name': name, 'kube_scheduler': 'k3s@' + name, 'restarted': True} for name in sorted(SERVERS)]
 
 
 def test_quorum_never_lost_while_the_servers_restarted_one_at_a_time():

@@ -12,7 +12,6 @@ servers compared. The scheduler's leader is the kube-system/kube-scheduler Lease
 from __future__ import annotations
 
 import datetime
-import itertools
 import json
 import os
 
@@ -38,10 +37,6 @@ FIRST = SERVERS['bk3s-life-server-1']
 
 def _json(args):
     return json.loads(FIRST.check_output(KUBECTL + args + ' -o json'))
-
-
-def _t(text):
-    return datetime.datetime.fromisoformat(text.replace('Z', '+00:00'))
 
 
 def _starts(host):
@@ -134,26 +129,11 @@ def test_restarts_and_the_servers_down_windows():
     kill = json.load(open('/tmp/bk3s-life.json'))['leader_kill']
     killed_at = datetime.datetime.fromtimestamp(kill['killed_at'], datetime.timezone.utc)
     for name, host in SERVERS.items():
-        starts = [_t(e['time']) for e in _starts(host)]
+        starts = [c.event_time(e['time']) for e in _starts(host)]
         before = [t for t in starts if t < killed_at]
         assert len(before) == 3, (name, starts)
         assert len(starts) - len(before) == (1 if name == kill['server'] else 0), (name, kill, starts)
-    windows = {}
-    for name, host in SERVERS.items():
-        events = c.launcher_events(host)
-        down = None
-        windows[name] = []
-        for e in events:
-            if e['event'] in ('stopping', 'exit') and down is None:
-                down = _t(e['time'])
-            elif e['event'] == 'scheduler_started' and down is not None:
-                windows[name].append((down, _t(e['time'])))
-                down = None
-    overlap = datetime.timedelta(0)
-    for (a, wa), (b, wb) in itertools.combinations(windows.items(), 2):
-        for s1, e1 in wa:
-            for s2, e2 in wb:
-                overlap = max(overlap, min(e1, e2) - max(s1, s2))
+    overlap = c.longest_overlap({name: c.down_windows(c.launcher_events(host)) for name, host in SERVERS.items()})
     # agents: one start at converge; one more each for the agents' changed registries, which for
     # agent-1 came with its changed label (one restart for both); none by the servers' changes
     agent_starts = {name: len(_starts(host)) for name, host in AGENTS.items()}
