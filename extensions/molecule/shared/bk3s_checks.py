@@ -91,12 +91,13 @@ def down_windows(events, until=None):
     ``until``, an aware datetime, when given); a stop never followed by a scheduler start ends at the end of time."""
     windows, down = [], None
     for e in events:
-        if until is not None and event_time(e['time']) >= until:
+        at = event_time(e['time'])
+        if until is not None and at >= until:
             break
         if e['event'] in ('stopping', 'exit') and down is None:
-            down = event_time(e['time'])
+            down = at
         elif e['event'] == 'scheduler_started' and down is not None:
-            windows.append((down, event_time(e['time'])))
+            windows.append((down, at))
             down = None
     if down is not None:
         windows.append((down, datetime.datetime.max.replace(tzinfo=datetime.timezone.utc)))

@@ -44,6 +44,12 @@ def _figures():
         return json.load(f)
 
 
+def _restore_began():
+    """When restore.yml began (UTC, to the second, as the double's events write it): the stages before it end there."""
+    with open(os.path.join(os.environ['MOLECULE_EPHEMERAL_DIRECTORY'], 'restore.json'), encoding='utf-8') as f:
+        return json.load(f)['began']
+
+
 def _nodes(host):
     return {n['metadata']['name']: n for n in json.loads(host.check_output(KUBECTL + 'get nodes -o json'))['items']}
 
@@ -93,8 +99,7 @@ def test_the_rollout_restarted_each_server_and_not_the_agent():
     for name in AGENTS:
         assert figures['after'][name] == figures['before'][name], name
     # restore.yml starts every server again afterwards: the starts before it began (UTC, to the second)
-    with open(os.path.join(os.environ['MOLECULE_EPHEMERAL_DIRECTORY'], 'restore.json'), encoding='utf-8') as f:
-        began = json.load(f)['began']
+    began = _restore_began()
     starts = {name: len([e for e in c.launcher_events(h) if e['event'] == 'start' and e['time'][:19] < began])
               for name, h in SERVERS.items()}
     print('\nfleet_etcd: k3s starts per server (converge, the changed option, install_csi): %s' % starts)
@@ -106,8 +111,7 @@ def test_install_csi_again_changed_nothing_and_never_were_two_servers_down_toget
     assert sorted(recap) == sorted(SERVERS), recap  # install_csi's plays are the servers'
     assert all(n == '0' for n in recap.values()), recap
     # its restarts: none (the starts counted above); the servers' down windows before the restore, never together
-    with open(os.path.join(os.environ['MOLECULE_EPHEMERAL_DIRECTORY'], 'restore.json'), encoding='utf-8') as f:
-        began = c.event_time(json.load(f)['began'] + 'Z')
+    began = c.event_time(_restore_began() + 'Z')
     windows = {name: c.down_windows(c.launcher_events(h), until=began) for name, h in SERVERS.items()}
     assert all(len(w) == 2 for w in windows.values()), windows  # the changed option, then install_csi
     longest = c.longest_overlap(windows)
